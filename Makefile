@@ -1,0 +1,38 @@
+# Two commands work on a fresh machine with only Python 3 and make:
+#   make demo   create .venv, install evaldelta, compare the example run
+#   make test   install the test tools into the same .venv, lint, type-check, test
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint typecheck clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/evaldelta compare examples/benchmark-tooling/fixtures/combined-results.jsonl
+	$(BIN)/evaldelta compare examples/benchmark-tooling/fixtures/combined-results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini; test $$? -le 1
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests examples
+	$(BIN)/ruff format --check src tests examples
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+test: lint typecheck
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

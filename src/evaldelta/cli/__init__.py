@@ -1,0 +1,94 @@
+"""The ``evaldelta`` command: parse, call the public API, render, map to an exit code.
+
+Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input, usage errors, no
+cases in common). An error is one line on stderr; ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_CANNOT_JUDGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2, as argparse does)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from evaldelta import __version__
+    from evaldelta.cli import compare as compare_cmd
+
+    parser = _Parser(
+        prog="evaldelta",
+        description="Compare evaluation runs: is the candidate really better than the baseline?",
+        epilog="Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input or usage).",
+    )
+    parser.add_argument("--version", action="version", version=f"evaldelta {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback when something fails"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    compare_cmd.add_parser(commands)
+    return parser
+
+
+def use_color(choice: str, stream: object) -> bool:
+    """Colour for ``--color auto|always|never``.
+
+    ``auto``: FORCE_COLOR (non-empty) forces it; NO_COLOR (non-empty, see
+    no-color.org) turns it off; otherwise colour only on a terminal.
+    """
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_CANNOT_JUDGE
+        code: int = args.run(args)
+        return code
+    except KeyboardInterrupt:
+        print("evaldelta: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:
+        from evaldelta.errors import EvalDeltaError
+
+        if debug:
+            raise
+        if isinstance(exc, EvalDeltaError):
+            print(f"evaldelta: error: {exc}", file=sys.stderr)
+        else:
+            print(
+                f"evaldelta: internal error: {type(exc).__name__}: {exc} "
+                "(run again with --debug for the traceback, and please report it)",
+                file=sys.stderr,
+            )
+        return EXIT_CANNOT_JUDGE

@@ -1,0 +1,166 @@
+"""``evaldelta compare``: pairwise (two files, or two targets of one) or N-way matrix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSION, use_color
+from evaldelta.errors import UsageError
+
+HELP = """\
+modes:
+  evaldelta compare BASELINE CANDIDATE            two files, pairwise
+  evaldelta compare RESULTS --baseline A --candidate B
+                                                  two targets of one combined file
+  evaldelta compare RESULTS [--targets A B ...] [--baseline A]
+                                                  N-way matrix of a combined file
+
+exit codes:
+  0  candidate equal or better (mean delta >= 0); matrix without --baseline
+  1  regression: mean delta < 0 (matrix: any target below the baseline)
+  2  cannot judge: bad input, bad options, or no test ids in common
+"""
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "compare",
+        help="compare evaluation runs case by case",
+        description="Compare evaluation runs case by case: deltas, wins, losses and ties.",
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="one combined file, or two files")
+    p.add_argument(
+        "-b", "--baseline", metavar="TARGET", help="target to use as the baseline"
+    )
+    p.add_argument(
+        "-c", "--candidate", metavar="TARGET", help="target to use as the candidate"
+    )
+    p.add_argument(
+        "--targets",
+        nargs="+",
+        action="extend",
+        metavar="TARGET",
+        help="targets to include in the matrix, in this order",
+    )
+    p.add_argument(
+        "-t",
+        "--threshold",
+        type=float,
+        default=0.1,
+        help="score delta that counts as a win or a loss (default: 0.1)",
+    )
+    p.add_argument(
+        "-f", "--format", choices=("table", "json"), default="table", help="output format"
+    )
+    p.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as --format json"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the table (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaldelta.io import load
+
+    files: list[str] = args.results
+    if len(files) > 2:
+        raise UsageError(
+            f"compare takes one combined file or two files, got {len(files)}; "
+            "put several targets in one file to compare them all at once"
+        )
+    if args.candidate is not None and args.baseline is None and len(files) == 1:
+        raise UsageError("--candidate needs --baseline (the target to compare it with)")
+
+    if len(files) == 2:
+        if args.targets:
+            raise UsageError("--targets is for the matrix of one combined file, not for two files")
+        from evaldelta.pairing.pairwise import compare
+
+        result: Any = compare(
+            load(files[0], keep_text=False),
+            load(files[1], keep_text=False),
+            args.threshold,
+            baseline_target=args.baseline,
+            candidate_target=args.candidate,
+        )
+        return _emit(args, result, pairwise=True)
+
+    run_ = load(files[0], keep_text=False)
+    if args.candidate is not None:
+        if args.targets:
+            raise UsageError(
+                "--targets is for the matrix; with --baseline and --candidate, drop --targets"
+            )
+        from evaldelta.pairing.pairwise import compare
+
+        result = compare(
+            run_,
+            run_,
+            args.threshold,
+            baseline_target=args.baseline,
+            candidate_target=args.candidate,
+        )
+        return _emit(args, result, pairwise=True)
+
+    from evaldelta.pairing.matrix import compare_matrix
+
+    matrix = compare_matrix(run_, args.targets, args.baseline, args.threshold)
+    return _emit(args, matrix, pairwise=False)
+
+
+def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool) -> int:
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.format == "json":
+            from evaldelta.report.json import render_json
+
+            text = render_json(result)
+        else:
+            from evaldelta.report.table import render_matrix_table, render_table
+
+            color = use_color(args.color, out)
+            text = render_table(result, color=color) if pairwise else render_matrix_table(
+                result, color=color
+            )
+        out.write(text)
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return _exit_code(result, pairwise=pairwise)
+
+
+def _exit_code(result: Any, *, pairwise: bool) -> int:
+    """0 pass, 1 regression, 2 cannot judge (nothing in common to compare)."""
+    if pairwise:
+        if not result.test_ids:
+            _cannot_judge(f"no test ids in common between {result.baseline} and {result.candidate}")
+            return EXIT_CANNOT_JUDGE
+        return EXIT_REGRESSION if result.regressed else EXIT_OK
+    if result.baseline is None:
+        return EXIT_OK
+    empty = [p.candidate for p in result.pairwise if not p.test_ids]
+    if empty:
+        _cannot_judge(
+            f"no test ids in common between baseline {result.baseline} and {', '.join(empty)}"
+        )
+        return EXIT_CANNOT_JUDGE
+    return EXIT_REGRESSION if result.regressions else EXIT_OK
+
+
+def _cannot_judge(message: str) -> None:
+    print(
+        f"evaldelta: error: {message}; nothing to compare (are these runs of the same eval?)",
+        file=sys.stderr,
+    )

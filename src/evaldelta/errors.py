@@ -1,0 +1,50 @@
+"""The one error tree of evaldelta.
+
+Every error a user can meet is one of these, and its message says what went
+wrong, where (``path:line`` when there is a line), and how to mend it::
+
+    EvalDeltaError
+    ├── InputError            a results file or argument we cannot use
+    │   ├── ParseError        a line that is not what it should be (.path, .line)
+    │   └── UnknownFormatError  a file no reader recognises
+    ├── PairingError          runs that cannot be paired (no common cases, unknown target)
+    └── UsageError            options that contradict each other
+
+The CLI turns any of them into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class EvalDeltaError(Exception):
+    """Base class of every error evaldelta raises on purpose."""
+
+
+class InputError(EvalDeltaError):
+    """A results file (or a value in it) that cannot be used as given."""
+
+
+class ParseError(InputError):
+    """A file, or one line of it, that does not parse.
+
+    ``path`` and ``line`` (1-based, or ``None`` for the whole file) say where.
+    """
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = message
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+
+
+class UnknownFormatError(InputError):
+    """A file that no reader recognises."""
+
+
+class PairingError(EvalDeltaError):
+    """Runs that cannot be paired: no common cases, or a target that is not there."""
+
+
+class UsageError(EvalDeltaError):
+    """Options or arguments that do not fit together."""

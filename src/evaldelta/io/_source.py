@@ -1,0 +1,62 @@
+"""Finding and reading the bytes of a results file: plain, gzip, or a run directory."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+from evaldelta.errors import InputError, ParseError
+
+#: Where a run directory keeps its records, looked for in this order.
+RUN_DIR_INDEXES = ("index.jsonl", os.path.join(".internal", "index.jsonl"))
+
+
+def resolve(path: str | os.PathLike[str]) -> Path:
+    """The file to read for ``path``: the path itself, or a run directory's index."""
+    p = Path(path)
+    if p.is_dir():
+        for name in RUN_DIR_INDEXES:
+            candidate = p / name
+            if candidate.is_file():
+                return candidate
+        looked = " or ".join(str(p / n) for n in RUN_DIR_INDEXES)
+        raise InputError(
+            f"{p}: is a directory without a results index (looked for {looked}); "
+            "pass the results file itself"
+        )
+    if not p.exists():
+        raise InputError(f"{p}: no such file; check the path (run from the right folder?)")
+    if not p.is_file():
+        raise InputError(f"{p}: not a regular file")
+    return p
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ParseError(
+                str(path), None, f"is not a readable gzip file ({exc}); re-create or gunzip it"
+            ) from exc
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    return data
+
+
+def line_number(data: bytes, index: int) -> int:
+    """1-based line of the ``index``-th non-blank line of ``data``."""
+    seen = -1
+    for lineno, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            seen += 1
+            if seen == index:
+                return lineno
+    return lineno

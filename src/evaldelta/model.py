@@ -1,0 +1,481 @@
+"""The common model every reader produces and everything after the readers uses.
+
+A :class:`Run` is a set of records; a :class:`Record` is one attempt of one test
+case by one target. Nothing here knows a file format.
+
+A run is stored by column (numpy arrays, one entry per record) rather than as a
+Python object per record, so that a million records cost a few arrays, not a
+million objects. :class:`Record` objects are made on demand, when a caller asks
+for one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evaldelta.errors import PairingError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
+    BoolArray = npt.NDArray[np.bool_]
+
+__all__ = ["Record", "Run", "TEXT_FIELDS"]
+
+#: Free-text fields of a record: kept only when a reader is asked to keep them.
+TEXT_FIELDS = ("input", "output", "expected", "metadata")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One attempt of one test case by one target."""
+
+    test_id: str
+    score: float
+    target: str | None = None
+    scores: Mapping[str, float] = field(default_factory=dict)
+    passed: bool | None = None
+    attempt: int = 1
+    latency_ms: float | None = None
+    wait_ms: float | None = None
+    input_tokens: float | None = None
+    output_tokens: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    safety_failure: bool = False
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    input: Any = None
+    output: Any = None
+    expected: Any = None
+    metadata: Mapping[str, Any] | None = None
+    line: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """True when the attempt failed to run (it then scores 0 unless it had a score)."""
+        return self.error is not None
+
+
+def factorize(values: Iterable[Any]) -> tuple[list[Any], list[int]]:
+    """Codes for values, numbered in order of first appearance: (uniques, codes)."""
+    index: dict[Any, int] = {}
+    codes = [index.setdefault(v, len(index)) for v in values]
+    return list(index), codes
+
+
+def _nan_if_none(values: Sequence[float | None]) -> list[float]:
+    nan = math.nan
+    return [nan if v is None else v for v in values]
+
+
+class Run:
+    """A set of records, stored by column.
+
+    Build one with :meth:`from_records` (simple) or :meth:`from_columns` (what
+    readers use). Iterating a run yields :class:`Record` objects.
+
+    Columns (numpy arrays of one entry per record):
+        test_index / target_index: codes into :attr:`test_ids` / :attr:`targets`
+        score: the record's overall score; an error without a score is 0
+        passed: 1 / 0, or -1 when the record does not say
+        attempt: 1-based attempt number within its (test id, target)
+        latency_ms, wait_ms, input_tokens, output_tokens, cost_usd: NaN when absent
+        is_error, safety_failure: booleans
+        category_index: code into :attr:`categories`, -1 when absent
+        scorer_scores: scorer name -> score per record (NaN when absent)
+    """
+
+    __slots__ = (
+        "source",
+        "format",
+        "test_ids",
+        "targets",
+        "categories",
+        "test_index",
+        "target_index",
+        "category_index",
+        "score",
+        "passed",
+        "attempt",
+        "latency_ms",
+        "wait_ms",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "is_error",
+        "safety_failure",
+        "errors",
+        "error_kinds",
+        "tags",
+        "scorer_scores",
+        "texts",
+        "lines",
+    )
+
+    source: str
+    format: str
+    test_ids: list[str]
+    targets: list[str | None]
+    categories: list[str]
+    test_index: IntArray
+    target_index: IntArray
+    category_index: IntArray
+    score: FloatArray
+    passed: IntArray
+    attempt: IntArray
+    latency_ms: FloatArray
+    wait_ms: FloatArray
+    input_tokens: FloatArray
+    output_tokens: FloatArray
+    cost_usd: FloatArray
+    is_error: BoolArray
+    safety_failure: BoolArray
+    errors: dict[int, str]
+    error_kinds: dict[int, str]
+    tags: dict[int, tuple[str, ...]]
+    scorer_scores: dict[str, FloatArray]
+    texts: dict[str, list[Any]] | None
+    lines: IntArray | None
+
+    def __init__(self, **columns: Any) -> None:
+        for name in self.__slots__:
+            object.__setattr__(self, name, columns[name])
+
+    # -- construction -----------------------------------------------------------------
+
+    @classmethod
+    def from_columns(
+        cls,
+        *,
+        source: str,
+        format: str,
+        test_id: Sequence[str],
+        score: Sequence[float],
+        target: Sequence[str | None] | None = None,
+        passed: Sequence[bool | None] | None = None,
+        attempt: Sequence[int | None] | None = None,
+        latency_ms: Sequence[float | None] | None = None,
+        wait_ms: Sequence[float | None] | None = None,
+        input_tokens: Sequence[float | None] | None = None,
+        output_tokens: Sequence[float | None] | None = None,
+        cost_usd: Sequence[float | None] | None = None,
+        errors: Mapping[int, str] | None = None,
+        error_kinds: Mapping[int, str] | None = None,
+        safety_failure: Sequence[bool] | None = None,
+        category: Sequence[str | None] | None = None,
+        tags: Mapping[int, tuple[str, ...]] | None = None,
+        scorer_scores: Mapping[str, Sequence[float | None]] | None = None,
+        texts: Mapping[str, Sequence[Any]] | None = None,
+        lines: Sequence[int] | None = None,
+    ) -> Run:
+        """Build a run from plain columns of equal length (``None`` = absent).
+
+        ``errors``, ``error_kinds`` and ``tags`` are sparse: record index -> value.
+        """
+        import numpy as np
+
+        n = len(test_id)
+
+        def floats(values: Sequence[float | None] | None) -> FloatArray:
+            if values is None:
+                return np.full(n, np.nan)
+            return np.asarray(_nan_if_none(values), dtype=np.float64)
+
+        test_ids, test_codes = factorize(test_id)
+        targets, target_codes = factorize(target if target is not None else [None] * n)
+        if category is None:
+            categories: list[str] = []
+            category_codes = np.full(n, -1, dtype=np.int64)
+        else:
+            found, codes = factorize(category)
+            category_codes = np.asarray(codes, dtype=np.int64)
+            if None in found:
+                none_code = found.index(None)
+                category_codes[category_codes == none_code] = -1
+                category_codes[category_codes > none_code] -= 1
+                found.remove(None)
+            categories = found
+        test_index = np.asarray(test_codes, dtype=np.int64)
+        target_index = np.asarray(target_codes, dtype=np.int64)
+
+        if passed is None:
+            passed_col = np.full(n, -1, dtype=np.int64)
+        else:
+            passed_col = np.asarray(
+                [-1 if p is None else int(p) for p in passed], dtype=np.int64
+            )
+        error_map = dict(errors or {})
+        is_error = np.zeros(n, dtype=np.bool_)
+        if error_map:
+            is_error[list(error_map)] = True
+
+        if attempt is None or all(a is None for a in attempt):
+            attempt_col = occurrence_rank(test_index * max(len(targets), 1) + target_index)
+        else:
+            given = np.asarray([0 if a is None else a for a in attempt], dtype=np.int64)
+            ranks = occurrence_rank(test_index * max(len(targets), 1) + target_index)
+            attempt_col = np.where(given > 0, given, ranks)
+
+        return cls(
+            source=source,
+            format=format,
+            test_ids=test_ids,
+            targets=targets,
+            categories=categories,
+            test_index=test_index,
+            target_index=target_index,
+            category_index=category_codes,
+            score=np.asarray(score, dtype=np.float64),
+            passed=passed_col,
+            attempt=attempt_col,
+            latency_ms=floats(latency_ms),
+            wait_ms=floats(wait_ms),
+            input_tokens=floats(input_tokens),
+            output_tokens=floats(output_tokens),
+            cost_usd=floats(cost_usd),
+            is_error=is_error,
+            safety_failure=(
+                np.zeros(n, dtype=np.bool_)
+                if safety_failure is None
+                else np.asarray(safety_failure, dtype=np.bool_)
+            ),
+            errors=error_map,
+            error_kinds=dict(error_kinds or {}),
+            tags=dict(tags or {}),
+            scorer_scores={name: floats(col) for name, col in (scorer_scores or {}).items()},
+            texts=None if texts is None else {k: list(v) for k, v in texts.items()},
+            lines=None if lines is None else np.asarray(lines, dtype=np.int64),
+        )
+
+    @classmethod
+    def from_records(
+        cls, records: Iterable[Record], *, source: str = "<records>", format: str = "records"
+    ) -> Run:
+        """Build a run from :class:`Record` objects (handy in tests and notebooks)."""
+        recs = list(records)
+        names: dict[str, None] = {}
+        for r in recs:
+            names.update(dict.fromkeys(r.scores))
+        keep_text = any(
+            r.input is not None
+            or r.output is not None
+            or r.expected is not None
+            or r.metadata is not None
+            for r in recs
+        )
+        return cls.from_columns(
+            source=source,
+            format=format,
+            test_id=[r.test_id for r in recs],
+            score=[r.score for r in recs],
+            target=[r.target for r in recs],
+            passed=[r.passed for r in recs],
+            attempt=[r.attempt for r in recs],
+            latency_ms=[r.latency_ms for r in recs],
+            wait_ms=[r.wait_ms for r in recs],
+            input_tokens=[r.input_tokens for r in recs],
+            output_tokens=[r.output_tokens for r in recs],
+            cost_usd=[r.cost_usd for r in recs],
+            errors={i: r.error for i, r in enumerate(recs) if r.error is not None},
+            error_kinds={i: r.error_kind for i, r in enumerate(recs) if r.error_kind is not None},
+            safety_failure=[r.safety_failure for r in recs],
+            category=[r.category for r in recs],
+            tags={i: r.tags for i, r in enumerate(recs) if r.tags},
+            scorer_scores={n: [r.scores.get(n) for r in recs] for n in names},
+            texts=(
+                {name: [getattr(r, name) for r in recs] for name in TEXT_FIELDS}
+                if keep_text
+                else None
+            ),
+            lines=(
+                [r.line or 0 for r in recs] if any(r.line is not None for r in recs) else None
+            ),
+        )
+
+    # -- reading ----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+    def __repr__(self) -> str:
+        return (
+            f"Run(source={self.source!r}, format={self.format!r}, records={len(self)}, "
+            f"cases={len(self.test_ids)}, targets={self.target_names!r})"
+        )
+
+    @property
+    def target_names(self) -> list[str]:
+        """Targets named in the run, in order of first appearance (unnamed left out)."""
+        return [t for t in self.targets if t is not None]
+
+    @property
+    def has_unnamed_target(self) -> bool:
+        """True when some record names no target."""
+        return None in self.targets
+
+    @property
+    def scorers(self) -> list[str]:
+        """Scorer names present in the run, in order of first appearance."""
+        return list(self.scorer_scores)
+
+    def record(self, i: int) -> Record:
+        """The ``i``-th record as a :class:`Record`."""
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"record {i} out of range for a run of {n} records")
+        i %= n
+
+        def opt(col: FloatArray) -> float | None:
+            v = float(col[i])
+            return None if math.isnan(v) else v
+
+        cat = int(self.category_index[i])
+        passed = int(self.passed[i])
+        texts = self.texts or {}
+        return Record(
+            test_id=self.test_ids[int(self.test_index[i])],
+            target=self.targets[int(self.target_index[i])],
+            score=float(self.score[i]),
+            scores={
+                name: float(col[i])
+                for name, col in self.scorer_scores.items()
+                if not math.isnan(col[i])
+            },
+            passed=None if passed < 0 else bool(passed),
+            attempt=int(self.attempt[i]),
+            latency_ms=opt(self.latency_ms),
+            wait_ms=opt(self.wait_ms),
+            input_tokens=opt(self.input_tokens),
+            output_tokens=opt(self.output_tokens),
+            cost_usd=opt(self.cost_usd),
+            error=self.errors.get(i),
+            error_kind=self.error_kinds.get(i),
+            safety_failure=bool(self.safety_failure[i]),
+            category=None if cat < 0 else self.categories[cat],
+            tags=self.tags.get(i, ()),
+            input=texts["input"][i] if "input" in texts else None,
+            output=texts["output"][i] if "output" in texts else None,
+            expected=texts["expected"][i] if "expected" in texts else None,
+            metadata=texts["metadata"][i] if "metadata" in texts else None,
+            line=None if self.lines is None else int(self.lines[i]),
+        )
+
+    def __getitem__(self, i: int) -> Record:
+        return self.record(i)
+
+    def __iter__(self) -> Iterator[Record]:
+        return (self.record(i) for i in range(len(self)))
+
+    def records(self) -> list[Record]:
+        """Every record as a :class:`Record` (costly on big runs: prefer the columns)."""
+        return list(self)
+
+    # -- subsets ----------------------------------------------------------------------
+
+    def target_code(self, target: str) -> int:
+        """The code of ``target``; :class:`PairingError` naming the targets present if absent."""
+        try:
+            return self.targets.index(target)
+        except ValueError:
+            present = ", ".join(self.target_names) or "none"
+            raise PairingError(
+                f"{self.source}: no records for target {target!r} (targets present: {present}); "
+                "check the name, or list them with --format json"
+            ) from None
+
+    def select_target(self, target: str) -> Run:
+        """The records of one target, as a run of their own."""
+        import numpy as np
+
+        code = self.target_code(target)
+        return self.take(np.flatnonzero(self.target_index == code))
+
+    def take(self, indices: IntArray) -> Run:
+        """A run of the records at ``indices`` (codes and names renumbered)."""
+        import numpy as np
+
+        idx = np.asarray(indices, dtype=np.int64)
+        pos = {int(old): new for new, old in enumerate(idx.tolist())}
+
+        def sparse(d: Mapping[int, Any]) -> dict[int, Any]:
+            return {pos[k]: v for k, v in d.items() if k in pos}
+
+        def recode(codes: IntArray, names: list[Any]) -> tuple[IntArray, list[Any]]:
+            sub = codes[idx]
+            used, first = np.unique(sub, return_index=True)
+            used = used[np.argsort(first, kind="stable")]
+            new_names = [names[int(c)] for c in used.tolist()]
+            lookup = np.full(len(names) + 1, -1, dtype=np.int64)
+            lookup[used] = np.arange(len(used), dtype=np.int64)
+            return lookup[sub], new_names
+
+        test_index, test_ids = recode(self.test_index, self.test_ids)
+        target_index, targets = recode(self.target_index, self.targets)
+        cat_sub = self.category_index[idx]
+        present = cat_sub >= 0
+        if present.any():
+            category_index = np.full(len(idx), -1, dtype=np.int64)
+            category_index[present], categories = recode(cat_sub[present], self.categories)
+        else:
+            category_index, categories = np.full(len(idx), -1, dtype=np.int64), []
+        return Run(
+            source=self.source,
+            format=self.format,
+            test_ids=test_ids,
+            targets=targets,
+            categories=categories,
+            test_index=test_index,
+            target_index=target_index,
+            category_index=category_index,
+            score=self.score[idx],
+            passed=self.passed[idx],
+            attempt=self.attempt[idx],
+            latency_ms=self.latency_ms[idx],
+            wait_ms=self.wait_ms[idx],
+            input_tokens=self.input_tokens[idx],
+            output_tokens=self.output_tokens[idx],
+            cost_usd=self.cost_usd[idx],
+            is_error=self.is_error[idx],
+            safety_failure=self.safety_failure[idx],
+            errors=sparse(self.errors),
+            error_kinds=sparse(self.error_kinds),
+            tags=sparse(self.tags),
+            scorer_scores={
+                name: col[idx]
+                for name, col in self.scorer_scores.items()
+                if not np.isnan(col[idx]).all()
+            },
+            texts=(
+                None
+                if self.texts is None
+                else {k: [v[i] for i in idx.tolist()] for k, v in self.texts.items()}
+            ),
+            lines=None if self.lines is None else self.lines[idx],
+        )
+
+
+def occurrence_rank(keys: IntArray) -> IntArray:
+    """1-based rank of each entry among the entries with the same key, in order.
+
+    ``[7, 3, 7, 7, 3] -> [1, 1, 2, 3, 2]``: the attempt number of each record of a case.
+    """
+    import numpy as np
+
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n, dtype=np.int64) - group_start + 1
+    return ranks

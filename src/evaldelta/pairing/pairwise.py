@@ -1,0 +1,325 @@
+"""Pairwise comparison: match cases by test id, take deltas, count wins and losses.
+
+``delta = candidate - baseline`` per case. A case is a *win* when
+``delta >= threshold``, a *loss* when ``delta <= -threshold``, else a *tie*; the
+comparisons allow 1e-9 of floating-point noise, so that ``0.95 - 0.85`` is a win
+at a threshold of 0.1 although it computes to 0.0999999...
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from evaldelta.pairing.cases import Cases, cases
+from evaldelta.errors import UsageError
+from evaldelta.model import Run
+
+if TYPE_CHECKING:
+    from evaldelta.model import FloatArray, IntArray
+
+__all__ = [
+    "TOLERANCE",
+    "Comparison",
+    "MatchedCase",
+    "Summary",
+    "classify",
+    "compare",
+    "compare_cases",
+]
+
+#: Floating-point noise allowed when comparing a delta with the threshold or zero.
+TOLERANCE = 1e-9
+DEFAULT_THRESHOLD = 0.1
+
+WIN, TIE, LOSS = 1, 0, -1
+Outcome = Literal["win", "tie", "loss"]
+_OUTCOME_NAMES: dict[int, Outcome] = {WIN: "win", TIE: "tie", LOSS: "loss"}
+Status = Literal["improved", "regressed", "neutral"]
+
+
+def clean(x: float, digits: int = 12) -> float:
+    """``x`` without floating-point noise past ``digits`` decimals (and no ``-0.0``)."""
+    r = round(x, digits)
+    return 0.0 if r == 0 else r
+
+
+def classify(delta: float, threshold: float = DEFAULT_THRESHOLD) -> Outcome:
+    """``win``, ``loss`` or ``tie`` for one case's delta (see the module docstring).
+
+    A delta within 1e-9 of zero is always a tie, even at a threshold of 0.
+    """
+    if delta > TOLERANCE and delta >= threshold - TOLERANCE:
+        return "win"
+    if delta < -TOLERANCE and delta <= -threshold + TOLERANCE:
+        return "loss"
+    return "tie"
+
+
+def _classify_all(delta: FloatArray, threshold: float) -> IntArray:
+    import numpy as np
+
+    win = (delta > TOLERANCE) & (delta >= threshold - TOLERANCE)
+    loss = (delta < -TOLERANCE) & (delta <= -threshold + TOLERANCE)
+    out: IntArray = np.where(win, WIN, np.where(loss, LOSS, TIE)).astype(np.int64)
+    return out
+
+
+def status_of(mean_delta: float) -> Status:
+    """``improved`` / ``regressed`` / ``neutral`` from a mean delta (0 within 1e-9)."""
+    if mean_delta > 0:
+        return "improved"
+    if mean_delta < 0:
+        return "regressed"
+    return "neutral"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedCase:
+    """One test id present in both runs."""
+
+    test_id: str
+    score1: float
+    score2: float
+    delta: float
+    outcome: Outcome
+    attempts1: int = 1
+    attempts2: int = 1
+    errors1: int = 0
+    errors2: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Counts over the matched cases; ``mean_delta`` is 0 when within 1e-9 of it."""
+
+    total: int
+    matched: int
+    wins: int
+    losses: int
+    ties: int
+    mean_delta: float
+    errors1: int = 0
+    errors2: int = 0
+
+    @property
+    def status(self) -> Status:
+        return status_of(self.mean_delta)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of comparing a candidate with a baseline, case by case.
+
+    Columns (``test_ids``, ``score1``, ...) hold the matched cases in the
+    baseline's order. ``to_dict()`` is exactly what ``--format json`` prints.
+    """
+
+    baseline: str
+    candidate: str
+    baseline_source: str
+    candidate_source: str
+    threshold: float
+    test_ids: list[str]
+    score1: FloatArray
+    score2: FloatArray
+    delta: FloatArray
+    outcome: IntArray
+    attempts1: IntArray
+    attempts2: IntArray
+    errors1: IntArray
+    errors2: IntArray
+    unmatched_baseline: list[str]
+    unmatched_candidate: list[str]
+    baseline_cases: int
+    candidate_cases: int
+    baseline_errors: int
+    candidate_errors: int
+    summary: Summary = field(init=False)
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        n = len(self.test_ids)
+        mean = float(self.delta.mean()) if n else 0.0
+        if abs(mean) < TOLERANCE:
+            mean = 0.0
+        summary = Summary(
+            total=self.baseline_cases + self.candidate_cases,
+            matched=n,
+            wins=int(np.count_nonzero(self.outcome == WIN)),
+            losses=int(np.count_nonzero(self.outcome == LOSS)),
+            ties=int(np.count_nonzero(self.outcome == TIE)),
+            mean_delta=mean,
+            errors1=self.baseline_errors,
+            errors2=self.candidate_errors,
+        )
+        object.__setattr__(self, "summary", summary)
+
+    @property
+    def status(self) -> Status:
+        """``improved`` / ``regressed`` / ``neutral``, from the mean delta."""
+        return self.summary.status
+
+    @property
+    def regressed(self) -> bool:
+        """True when the candidate's mean score is below the baseline's."""
+        return self.summary.mean_delta < 0
+
+    @property
+    def max_attempts(self) -> int:
+        """The most attempts any matched case has, in either run."""
+        if not self.test_ids:
+            return 0
+        return int(max(self.attempts1.max(), self.attempts2.max()))
+
+    def matched(self) -> list[MatchedCase]:
+        """The matched cases as objects, in the baseline's order."""
+        return [
+            MatchedCase(tid, s1, s2, d, _OUTCOME_NAMES[o], a1, a2, e1, e2)
+            for tid, s1, s2, d, o, a1, a2, e1, e2 in zip(
+                self.test_ids,
+                self.score1.tolist(),
+                self.score2.tolist(),
+                self.delta.tolist(),
+                self.outcome.tolist(),
+                self.attempts1.tolist(),
+                self.attempts2.tolist(),
+                self.errors1.tolist(),
+                self.errors2.tolist(),
+            )
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data in the documented JSON shape (snake_case, seed field names)."""
+        s = self.summary
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "baseline_source": self.baseline_source,
+            "candidate_source": self.candidate_source,
+            "threshold": self.threshold,
+            "matched": [
+                {
+                    "test_id": m.test_id,
+                    "score1": clean(m.score1),
+                    "score2": clean(m.score2),
+                    "delta": clean(m.delta),
+                    "outcome": m.outcome,
+                    "attempts1": m.attempts1,
+                    "attempts2": m.attempts2,
+                    "errors1": m.errors1,
+                    "errors2": m.errors2,
+                }
+                for m in self.matched()
+            ],
+            "unmatched": {
+                "file1": len(self.unmatched_baseline),
+                "file2": len(self.unmatched_candidate),
+                "file1_ids": list(self.unmatched_baseline),
+                "file2_ids": list(self.unmatched_candidate),
+            },
+            "summary": {
+                "total": s.total,
+                "matched": s.matched,
+                "wins": s.wins,
+                "losses": s.losses,
+                "ties": s.ties,
+                "mean_delta": clean(s.mean_delta),
+                "status": s.status,
+                "errors": {"file1": s.errors1, "file2": s.errors2},
+            },
+        }
+
+
+def compare_cases(
+    baseline: Cases, candidate: Cases, threshold: float = DEFAULT_THRESHOLD
+) -> Comparison:
+    """Pair two sets of cases by test id and compare them."""
+    import numpy as np
+
+    check_threshold(threshold)
+    position = {tid: i for i, tid in enumerate(candidate.test_ids)}
+    pairs = [(i, position.get(tid, -1)) for i, tid in enumerate(baseline.test_ids)]
+    idx1 = np.asarray([i for i, j in pairs if j >= 0], dtype=np.int64)
+    idx2 = np.asarray([j for _, j in pairs if j >= 0], dtype=np.int64)
+    in_candidate = np.zeros(len(candidate), dtype=np.bool_)
+    in_candidate[idx2] = True
+
+    score1 = baseline.score[idx1]
+    score2 = candidate.score[idx2]
+    delta = score2 - score1
+    return Comparison(
+        baseline=baseline.label,
+        candidate=candidate.label,
+        baseline_source=baseline.source,
+        candidate_source=candidate.source,
+        threshold=threshold,
+        test_ids=[baseline.test_ids[i] for i in idx1.tolist()],
+        score1=score1,
+        score2=score2,
+        delta=delta,
+        outcome=_classify_all(delta, threshold),
+        attempts1=baseline.attempts[idx1],
+        attempts2=candidate.attempts[idx2],
+        errors1=baseline.errors[idx1],
+        errors2=candidate.errors[idx2],
+        unmatched_baseline=[tid for (i, j), tid in zip(pairs, baseline.test_ids) if j < 0],
+        unmatched_candidate=[
+            tid for tid, hit in zip(candidate.test_ids, in_candidate.tolist()) if not hit
+        ],
+        baseline_cases=len(baseline),
+        candidate_cases=len(candidate),
+        baseline_errors=int(baseline.errors.sum()),
+        candidate_errors=int(candidate.errors.sum()),
+    )
+
+
+def check_threshold(threshold: float) -> None:
+    """A threshold must be a finite number >= 0."""
+    if not (isinstance(threshold, (int, float)) and math.isfinite(threshold) and threshold >= 0):
+        raise UsageError(f"threshold must be a number >= 0, got {threshold!r}")
+
+
+def _as_run(value: Run | str | os.PathLike[str]) -> Run:
+    if isinstance(value, Run):
+        return value
+    from evaldelta.io import load
+
+    return load(value, keep_text=False)
+
+
+def compare(
+    baseline: Run | str | os.PathLike[str],
+    candidate: Run | str | os.PathLike[str],
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    baseline_target: str | None = None,
+    candidate_target: str | None = None,
+) -> Comparison:
+    """Compare a candidate run with a baseline run, case by case.
+
+    Args:
+        baseline, candidate: runs, or paths of results files to load.
+        threshold: smallest delta that counts as a win or a loss.
+        baseline_target, candidate_target: which target to take from a run that
+            holds several (required then).
+
+    Both may be the same combined run with different targets.
+    """
+    base_run = _as_run(baseline)
+    cand_run = base_run if candidate is baseline else _as_run(candidate)
+    same_source = base_run is cand_run
+    base = cases(base_run, baseline_target, label=_label(base_run, baseline_target, same_source))
+    cand = cases(cand_run, candidate_target, label=_label(cand_run, candidate_target, same_source))
+    return compare_cases(base, cand, threshold)
+
+
+def _label(run: Run, target: str | None, same_source: bool) -> str:
+    if target is not None and same_source:
+        return target
+    if target is not None:
+        return f"{run.source} [{target}]"
+    return run.source

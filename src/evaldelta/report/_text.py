@@ -1,0 +1,67 @@
+"""Small text helpers for terminal renderers: colour that can be switched off, and
+padding that counts wide (CJK) characters as two columns."""
+
+from __future__ import annotations
+
+import unicodedata
+
+_CODES = {
+    "bold": "1",
+    "dim": "2",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "cyan": "36",
+    "gray": "90",
+}
+
+
+class Style:
+    """Wraps text in ANSI colour codes, or leaves it alone when colour is off."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.color or not styles or not text:
+            return text
+        codes = ";".join(_CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (ANSI codes not counted)."""
+    if text.isascii():
+        return len(text) - _ansi_len(text)
+    cols = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        cols += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return cols - _ansi_len(text)
+
+
+def _ansi_len(text: str) -> int:
+    if "\x1b[" not in text:
+        return 0
+    import re
+
+    return sum(len(m) for m in re.findall(r"\x1b\[[0-9;]*m", text))
+
+
+def ljust(text: str, cols: int) -> str:
+    return text + " " * max(0, cols - width(text))
+
+
+def rjust(text: str, cols: int) -> str:
+    return " " * max(0, cols - width(text)) + text
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def clip_list(items: list[str], limit: int = 5) -> str:
+    """``a, b, c`` or ``a, b, ... (+3 more)``."""
+    shown = ", ".join(items[:limit])
+    return shown if len(items) <= limit else f"{shown}, ... (+{len(items) - limit} more)"

@@ -1,0 +1,179 @@
+"""Terminal tables for a pairwise comparison and for the N-way matrix.
+
+The layout follows agentv's ``compare``: a ``Comparing: A -> B`` line, one row per
+matched case, and a ``Summary:`` line; for the matrix, scores per test x target
+and a ``Pairwise Summary:`` below. Wins are green, losses red, ties gray.
+"""
+
+from __future__ import annotations
+
+import math
+
+from evaldelta.pairing.matrix import MatrixComparison
+from evaldelta.pairing.pairwise import Comparison
+from evaldelta.report._text import Style, clip_list, ljust, plural, rjust, width
+
+__all__ = ["render_matrix_table", "render_table"]
+
+_STATUS_STYLE = {"improved": "green", "regressed": "red", "neutral": "gray"}
+
+
+def _signed(x: float, digits: int) -> str:
+    text = f"{x:+.{digits}f}"
+    # A delta that rounds to zero reads as "+0.00", never "-0.00".
+    return "+" + text[1:] if float(text) == 0 else text
+
+
+def _delta_style(x: float) -> str:
+    return "green" if x > 0 else "red" if x < 0 else "gray"
+
+
+def _counts(c: Comparison, style: Style) -> str:
+    s = c.summary
+    wins = plural(s.wins, "win", "wins")
+    losses = plural(s.losses, "loss", "losses")
+    ties = plural(s.ties, "tie", "ties")
+    return (
+        f"{style(wins, 'green') if s.wins else wins}, "
+        f"{style(losses, 'red') if s.losses else losses}, {ties}"
+    )
+
+
+def render_table(c: Comparison, *, color: bool = False) -> str:
+    """The pairwise comparison as a table, ending with a newline."""
+    st = Style(color)
+    title = f"{st('Comparing:', 'bold')} {st(c.baseline, 'cyan')} -> {st(c.candidate, 'cyan')}"
+    if c.baseline_source == c.candidate_source and c.baseline != c.baseline_source:
+        title += f" (targets of {c.baseline_source})"
+    lines = ["", title, ""]
+    show_attempts = c.max_attempts > 1
+
+    if not c.test_ids:
+        lines.append(st("No test ids in common between the baseline and the candidate.", "yellow"))
+    else:
+        id_w = max(7, *(width(t) for t in c.test_ids))
+        header = f"  {ljust('Test ID', id_w)}  {'Baseline':>8}  {'Candidate':>9}"
+        rule = f"  {'-' * id_w}  {'-' * 8}  {'-' * 9}"
+        if show_attempts:
+            header += f"  {'Attempts':>8}"
+            rule += f"  {'-' * 8}"
+        lines.append(st(header + f"  {'Delta':>8}  Result", "dim"))
+        lines.append(st(rule + f"  {'-' * 8}  {'-' * 8}", "dim"))
+        for m in c.matched():
+            row = f"  {ljust(m.test_id, id_w)}  {m.score1:8.2f}  {m.score2:9.2f}"
+            if show_attempts:
+                row += f"  {f'{m.attempts1} / {m.attempts2}':>8}"
+            delta = st(rjust(_signed(m.delta, 2), 8), _delta_style(m.delta))
+            if m.outcome == "win":
+                outcome = st("✓ win", "green")
+            elif m.outcome == "loss":
+                outcome = st("✗ loss", "red")
+            else:
+                outcome = st("= tie", "gray")
+            lines.append(f"{row}  {delta}  {outcome}")
+
+    notes = []
+    if c.unmatched_baseline or c.unmatched_candidate:
+        parts = []
+        for n, ids, where in (
+            (len(c.unmatched_baseline), c.unmatched_baseline, "baseline"),
+            (len(c.unmatched_candidate), c.unmatched_candidate, "candidate"),
+        ):
+            parts.append(f"{n} only in {where}" + (f" ({clip_list(ids)})" if ids else ""))
+        notes.append(f"{st('Unmatched:', 'yellow')} {'; '.join(parts)}")
+    s = c.summary
+    if s.errors1 or s.errors2:
+        notes.append(
+            f"{st('Errors:', 'yellow')} {plural(s.errors1, 'attempt', 'attempts')} in baseline, "
+            f"{plural(s.errors2, 'attempt', 'attempts')} in candidate failed to run "
+            "(scored 0 unless they had a score)"
+        )
+    if show_attempts:
+        notes.append("Scores are means over each case's attempts (Attempts: baseline / candidate).")
+    if notes:
+        lines.append("")
+        lines.extend(notes)
+
+    lines.append("")
+    mean = st(_signed(s.mean_delta, 3), _delta_style(s.mean_delta))
+    status = st(s.status, _STATUS_STYLE[s.status])
+    lines.append(
+        f"{st('Summary:', 'bold')} {_counts(c, st)} | Mean delta: {mean} | Status: {status}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
+    """The N-way matrix and its pairwise summaries, ending with a newline."""
+    st = Style(color)
+    lines: list[str] = []
+    if not m.test_ids:
+        return st("No results to compare.", "yellow") + "\n"
+
+    show_attempts = m.max_attempts > 1
+    lines.append(
+        f"{st('Score matrix:', 'bold')} {st(m.source, 'cyan')} "
+        f"({plural(len(m.test_ids), 'test', 'tests')} x "
+        f"{plural(len(m.targets), 'target', 'targets')})"
+    )
+    lines.append("")
+    headers = [f"{t} (baseline)" if t == m.baseline else t for t in m.targets]
+    id_w = max(7, *(width(t) for t in m.test_ids))
+    cell_w = [max(width(h), 8 if show_attempts else 4) for h in headers]
+    base_col = m.targets.index(m.baseline) if m.baseline is not None else None
+
+    lines.append(
+        st(
+            ljust("Test ID", id_w) + "".join(f"  {rjust(h, w)}" for h, w in zip(headers, cell_w)),
+            "bold",
+        )
+    )
+    lines.append(st("─" * (id_w + sum(w + 2 for w in cell_w)), "dim"))
+    scores = m.scores.tolist()
+    attempts = m.attempts.tolist()
+    for tid, row, counts in zip(m.test_ids, scores, attempts):
+        cells = []
+        for j, (score, n, w) in enumerate(zip(row, counts, cell_w)):
+            if n == 0 or math.isnan(score):
+                cells.append(f"  {rjust(st('--', 'gray'), w)}")
+                continue
+            text = f"{score:.2f}" + (f" ({n})" if n > 1 else "")
+            if base_col is not None and j != base_col and counts[base_col] > 0:
+                diff = score - row[base_col]
+                if abs(diff) > 1e-9:
+                    text = st(text, "green" if diff > 0 else "red")
+            cells.append(f"  {rjust(text, w)}")
+        lines.append(ljust(tid, id_w) + "".join(cells))
+    if show_attempts:
+        lines.append("")
+        lines.append("(n): mean score over n attempts")
+
+    if m.pairwise:
+        lines.append("")
+        lines.append(st("Pairwise Summary:", "bold"))
+        labels = [f"  {p.baseline} → {p.candidate}:" for p in m.pairwise]
+        label_w = max(width(label) for label in labels)
+        for label, p in zip(labels, m.pairwise):
+            mean = st(_signed(p.summary.mean_delta, 3), _delta_style(p.summary.mean_delta))
+            line = f"{ljust(label, label_w)}  {_counts(p, st)}  ({st('Δ', 'bold')} {mean})"
+            unmatched = len(p.unmatched_baseline) + len(p.unmatched_candidate)
+            if unmatched:
+                line += f"  [{unmatched} unmatched]"
+            if m.baseline is not None:
+                line += "  " + st(p.status, _STATUS_STYLE[p.status])
+            lines.append(line)
+    elif len(m.targets) == 1:
+        lines.append("")
+        lines.append(f"Only one target ({m.targets[0]}): nothing to compare it with.")
+
+    if m.baseline is not None and len(m.targets) > 1:
+        lines.append("")
+        regressed = [p.candidate for p in m.regressions]
+        if regressed:
+            lines.append(
+                st(f"Regressed vs {m.baseline}: ", "red", "bold") + ", ".join(regressed)
+            )
+        else:
+            lines.append(st(f"No target regressed vs {m.baseline}.", "green"))
+    return "\n".join(lines) + "\n"
+
