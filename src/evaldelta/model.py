@@ -408,8 +408,7 @@ class Run:
         def sparse(d: Mapping[int, Any]) -> dict[int, Any]:
             return {pos[k]: v for k, v in d.items() if k in pos}
 
-        def recode(codes: IntArray, names: list[Any]) -> tuple[IntArray, list[Any]]:
-            sub = codes[idx]
+        def recode(sub: IntArray, names: list[Any]) -> tuple[IntArray, list[Any]]:
             used, first = np.unique(sub, return_index=True)
             used = used[np.argsort(first, kind="stable")]
             new_names = [names[int(c)] for c in used.tolist()]
@@ -417,8 +416,8 @@ class Run:
             lookup[used] = np.arange(len(used), dtype=np.int64)
             return lookup[sub], new_names
 
-        test_index, test_ids = recode(self.test_index, self.test_ids)
-        target_index, targets = recode(self.target_index, self.targets)
+        test_index, test_ids = recode(self.test_index[idx], self.test_ids)
+        target_index, targets = recode(self.target_index[idx], self.targets)
         cat_sub = self.category_index[idx]
         present = cat_sub >= 0
         if present.any():

@@ -155,6 +155,9 @@ def _locate_error(src: str, data: bytes, keep_text: bool, exc: Exception) -> Par
             detail = str(err).replace("JSON is malformed: ", "")
             if detail == "Input data was truncated":
                 detail = "the line ends before the JSON object does"
+            at = re.search(r" \(byte (\d+)\)$", detail)
+            if at:
+                detail = f"{detail[: at.start()]} at column {int(at.group(1)) + 1}"
             return ParseError(
                 src, lineno, f"not valid JSON ({detail}); each line must be one JSON object"
             )
@@ -169,13 +172,25 @@ def _explain(message: str, line: bytes) -> str:
     if path == "":
         got = re.search(r"got `(\w+)`", reason)
         kind = got.group(1) if got else "something else"
-        return f"expected a JSON object, got {_EXPECTED_WORDS.get(kind, kind)}; each line must be one JSON object"
-    field = path.lstrip(".").replace("[...]", "[]")
+        return (
+            f"expected a JSON object, got {_EXPECTED_WORDS.get(kind, kind)}; "
+            "each line must be one JSON object"
+        )
+    # "[...]" stands for a key of a mapping: name the mapping instead.
+    inside_mapping = path.endswith("[...]")
+    base = path.removesuffix("[...]")
+    field = base.lstrip(".").replace("[...]", "[]")
+    subject = f'values in "{field}"' if inside_mapping else f'"{field}"'
+    verb = "must be" if not inside_mapping else "must each be"
     if reason.startswith("Number out of range"):
-        return f'"{field}" must be a finite number, got a number out of range'
+        return f"{subject} {verb} a finite number, got a number out of range"
     expected = re.search(r"Expected `([^`]*)`", reason)
-    wanted = expected.group(1).split(" | ")[0] if expected else ""
-    return f'"{field}" must be {_EXPECTED_WORDS.get(wanted, wanted or "valid")}, got {_raw_value(line, path)}'
+    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
+    # Name the most useful type first: a string before an integer for ids.
+    kinds.sort(key=lambda k: ("str", "float", "int", "bool", "object", "array").index(k)
+               if k in ("str", "float", "int", "bool", "object", "array") else 9)
+    wanted = " or ".join(_EXPECTED_WORDS.get(k, k) for k in kinds) or "valid"
+    return f"{subject} {verb} {wanted}, got {_raw_value(line, base)}"
 
 
 def _raw_value(line: bytes, path: str) -> str:
@@ -188,6 +203,14 @@ def _raw_value(line: bytes, path: str) -> str:
         return "a value of the wrong type"
     text = msgspec.json.encode(value).decode()
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _line_numbers(data: bytes, n: int) -> list[int] | range:
+    """1-based line of each record (blank lines hold no record)."""
+    newlines = data.count(b"\n")
+    if newlines + (0 if data.endswith(b"\n") else 1) == n:
+        return range(1, n + 1)  # no blank lines: the common case, and free
+    return [i for i, line in enumerate(data.split(b"\n"), start=1) if line.strip()]
 
 
 def _error_text(value: Any) -> str | None:
@@ -299,6 +322,7 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
         }
     cost = [_first(r.cost_usd, c) for r, c in zip(recs, trace_value("cost_usd"))]
     return Run.from_columns(
+        lines=_line_numbers(data, n),
         source=src,
         format=NAME,
         test_id=test_ids,

@@ -153,8 +153,9 @@ def _no_target_message(run: Run) -> str:
 
     code = run.targets.index(None)
     first = int(np.flatnonzero(run.target_index == code)[0])
-    where = f"{run.source}:{int(run.lines[first])}" if run.lines is not None else run.source
-    if run.lines is None:
+    if run.lines is not None:
+        where = f"{run.source}:{int(run.lines[first])}"
+    else:
         where = f"{run.source} (record {first + 1})"
     return (
         f'{where}: record has no "target"; comparing the targets of one combined file '

@@ -154,6 +154,9 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
         labels = [f"  {p.baseline} → {p.candidate}:" for p in m.pairwise]
         label_w = max(width(label) for label in labels)
         for label, p in zip(labels, m.pairwise):
+            if not p.test_ids:
+                lines.append(f"{ljust(label, label_w)}  {st('no tests in common', 'yellow')}")
+                continue
             mean = st(_signed(p.summary.mean_delta, 3), _delta_style(p.summary.mean_delta))
             line = f"{ljust(label, label_w)}  {_counts(p, st)}  ({st('Δ', 'bold')} {mean})"
             unmatched = len(p.unmatched_baseline) + len(p.unmatched_candidate)
@@ -169,11 +172,17 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
     if m.baseline is not None and len(m.targets) > 1:
         lines.append("")
         regressed = [p.candidate for p in m.regressions]
+        unjudged = [p.candidate for p in m.pairwise if not p.test_ids]
         if regressed:
             lines.append(
                 st(f"Regressed vs {m.baseline}: ", "red", "bold") + ", ".join(regressed)
             )
-        else:
+        elif not unjudged:
             lines.append(st(f"No target regressed vs {m.baseline}.", "green"))
+        if unjudged:
+            lines.append(
+                st(f"Cannot judge vs {m.baseline} (no tests in common): ", "yellow")
+                + ", ".join(unjudged)
+            )
     return "\n".join(lines) + "\n"
 
