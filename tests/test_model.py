@@ -11,10 +11,26 @@ from evaldelta.model import Record, Run, occurrence_rank
 
 def test_records_round_trip() -> None:
     recs = [
-        Record("a", 1.0, target="x", scores={"exact": 1.0}, passed=True, latency_ms=12.5,
-               category="math", tags=("t",), input="q", output="o", expected="e",
-               metadata={"k": 1}, error=None, safety_failure=True, wait_ms=2.0,
-               input_tokens=3, output_tokens=4, cost_usd=0.1),
+        Record(
+            "a",
+            1.0,
+            target="x",
+            scores={"exact": 1.0},
+            passed=True,
+            latency_ms=12.5,
+            category="math",
+            tags=("t",),
+            input="q",
+            output="o",
+            expected="e",
+            metadata={"k": 1},
+            error=None,
+            safety_failure=True,
+            wait_ms=2.0,
+            input_tokens=3,
+            output_tokens=4,
+            cost_usd=0.1,
+        ),
         Record("b", 0.0, target="y", error="boom", error_kind="infra", passed=False),
     ]
     run = Run.from_records(recs)
@@ -32,8 +48,11 @@ def test_records_round_trip() -> None:
 
 def test_select_target_renumbers() -> None:
     run = Run.from_records(
-        [Record("a", 1, target="x", category="c1"), Record("b", 0.5, target="y", category="c2"),
-         Record("c", 0.25, target="y")]
+        [
+            Record("a", 1, target="x", category="c1"),
+            Record("b", 0.5, target="y", category="c2"),
+            Record("c", 0.25, target="y"),
+        ]
     )
     sub = run.select_target("y")
     assert [r.test_id for r in sub] == ["b", "c"]

@@ -53,8 +53,6 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from evaldelta.pairing.matrix import MatrixComparison, compare_matrix
-    from evaldelta.pairing.pairwise import Comparison, MatchedCase, compare
     from evaldelta.errors import (
         EvalDeltaError,
         InputError,
@@ -65,6 +63,8 @@ if TYPE_CHECKING:
     )
     from evaldelta.io import load
     from evaldelta.model import Record, Run
+    from evaldelta.pairing.matrix import MatrixComparison, compare_matrix
+    from evaldelta.pairing.pairwise import Comparison, MatchedCase, compare
 
 
 def __getattr__(name: str) -> Any:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
     BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["Record", "Run", "TEXT_FIELDS"]
+__all__ = ["TEXT_FIELDS", "Record", "Run"]
 
 #: Free-text fields of a record: kept only when a reader is asked to keep them.
 TEXT_FIELDS = ("input", "output", "expected", "metadata")
@@ -94,30 +94,30 @@ class Run:
     """
 
     __slots__ = (
-        "source",
-        "format",
-        "test_ids",
-        "targets",
-        "categories",
-        "test_index",
-        "target_index",
-        "category_index",
-        "score",
-        "passed",
         "attempt",
-        "latency_ms",
-        "wait_ms",
-        "input_tokens",
-        "output_tokens",
+        "categories",
+        "category_index",
         "cost_usd",
-        "is_error",
-        "safety_failure",
-        "errors",
         "error_kinds",
-        "tags",
-        "scorer_scores",
-        "texts",
+        "errors",
+        "format",
+        "input_tokens",
+        "is_error",
+        "latency_ms",
         "lines",
+        "output_tokens",
+        "passed",
+        "safety_failure",
+        "score",
+        "scorer_scores",
+        "source",
+        "tags",
+        "target_index",
+        "targets",
+        "test_ids",
+        "test_index",
+        "texts",
+        "wait_ms",
     )
 
     source: str
@@ -209,9 +209,7 @@ class Run:
         if passed is None:
             passed_col = np.full(n, -1, dtype=np.int64)
         else:
-            passed_col = np.asarray(
-                [-1 if p is None else int(p) for p in passed], dtype=np.int64
-            )
+            passed_col = np.asarray([-1 if p is None else int(p) for p in passed], dtype=np.int64)
         error_map = dict(errors or {})
         is_error = np.zeros(n, dtype=np.bool_)
         if error_map:
@@ -295,9 +293,7 @@ class Run:
                 if keep_text
                 else None
             ),
-            lines=(
-                [r.line or 0 for r in recs] if any(r.line is not None for r in recs) else None
-            ),
+            lines=([r.line or 0 for r in recs] if any(r.line is not None for r in recs) else None),
         )
 
     # -- reading ----------------------------------------------------------------------

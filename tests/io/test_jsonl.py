@@ -62,8 +62,11 @@ def test_test_id_spellings_and_trace_fallbacks(jsonl: Make) -> None:
         "r.jsonl",
         [
             {"eval_id": "e", "score": 1, "latency_ms": 5},
-            {"testId": "c", "score": 0, "trace": {"duration_ms": 7, "cost_usd": 0.5,
-                                                   "token_usage": {"input_tokens": 3}}},
+            {
+                "testId": "c",
+                "score": 0,
+                "trace": {"duration_ms": 7, "cost_usd": 0.5, "token_usage": {"input_tokens": 3}},
+            },
             {"test_id": 42, "score": 0.5, "scores": {"exact": 0.5, "judge": None}},
         ],
     )
@@ -116,7 +119,9 @@ def test_attempts_are_numbered_in_order(jsonl: Make) -> None:
 
 def test_blank_lines_bom_and_crlf(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_bytes(b'\xef\xbb\xbf{"test_id": "a", "score": 1}\r\n\r\n  \n{"test_id": "b", "score": 0}\r\n')
+    path.write_bytes(
+        b'\xef\xbb\xbf{"test_id": "a", "score": 1}\r\n\r\n  \n{"test_id": "b", "score": 0}\r\n'
+    )
     assert [(r.test_id, r.line) for r in load(path)] == [("a", 1), ("b", 4)]
 
 
@@ -136,7 +141,9 @@ def test_gzip_and_run_directory(tmp_path: Path) -> None:
 
 
 def test_keep_text_false_drops_text(jsonl: Make) -> None:
-    run = load(jsonl("r.jsonl", [{"test_id": "a", "score": 1, "input": "x" * 1000}]), keep_text=False)
+    run = load(
+        jsonl("r.jsonl", [{"test_id": "a", "score": 1, "input": "x" * 1000}]), keep_text=False
+    )
     assert run.texts is None
     assert run.records()[0].input is None
 
@@ -152,7 +159,10 @@ def _error(path: Path) -> str:
 
 def test_missing_file(tmp_path: Path) -> None:
     msg = _error(tmp_path / "nope.jsonl")
-    assert msg == f"{tmp_path / 'nope.jsonl'}: no such file; check the path (run from the right folder?)"
+    assert (
+        msg
+        == f"{tmp_path / 'nope.jsonl'}: no such file; check the path (run from the right folder?)"
+    )
 
 
 def test_directory_without_index(tmp_path: Path) -> None:
@@ -164,36 +174,73 @@ def test_empty_file(jsonl: Make, tmp_path: Path) -> None:
     path.write_text("\n  \n")
     with pytest.raises(ParseError) as info:
         load(path)
-    assert str(info.value) == f"{path}: is empty: no records to compare; check the eval wrote its results"
+    assert (
+        str(info.value)
+        == f"{path}: is empty: no records to compare; check the eval wrote its results"
+    )
     assert info.value.line is None
 
 
 @pytest.mark.parametrize(
     ("lines", "line", "message"),
     [
-        (['{"test_id": "a", "score": 1}', '{"test_id": "b", "score": '], 2,
-         "not valid JSON (the line ends before the JSON object does); each line must be one JSON object"),
-        (['{"test_id": "a", "score": 1}', "", "{'test_id': 'b'}"], 3,
-         "not valid JSON (object keys must be strings at column 2); each line must be one JSON object"),
-        (['{"test_id": "a", "score": 1}}'], 1,
-         "not valid JSON (trailing characters at column 30); each line must be one JSON object"),
+        (
+            ['{"test_id": "a", "score": 1}', '{"test_id": "b", "score": '],
+            2,
+            "not valid JSON (the line ends before the JSON object does); "
+            "each line must be one JSON object",
+        ),
+        (
+            ['{"test_id": "a", "score": 1}', "", "{'test_id': 'b'}"],
+            3,
+            "not valid JSON (object keys must be strings at column 2); "
+            "each line must be one JSON object",
+        ),
+        (
+            ['{"test_id": "a", "score": 1}}'],
+            1,
+            "not valid JSON (trailing characters at column 30); each line must be one JSON object",
+        ),
         (['{"test_id": "a", "score": "high"}'], 1, '"score" must be a number, got "high"'),
         (['{"test_id": "a", "score": true}'], 1, '"score" must be a number, got true'),
-        (['{"test_id": "a", "score": 1e999}'], 1,
-         '"score" must be a finite number, got a number out of range'),
-        (['{"test_id": "a", "score": 1}', '[1, 2]'], 2,
-         "expected a JSON object, got a list; each line must be one JSON object"),
-        (['{"test_id": ["a"], "score": 1}'], 1, '"test_id" must be a string or an integer, got ["a"]'),
+        (
+            ['{"test_id": "a", "score": 1e999}'],
+            1,
+            '"score" must be a finite number, got a number out of range',
+        ),
+        (
+            ['{"test_id": "a", "score": 1}', "[1, 2]"],
+            2,
+            "expected a JSON object, got a list; each line must be one JSON object",
+        ),
+        (
+            ['{"test_id": ["a"], "score": 1}'],
+            1,
+            '"test_id" must be a string or an integer, got ["a"]',
+        ),
         (['{"test_id": "a", "target": 3, "score": 1}'], 1, '"target" must be a string, got 3'),
-        (['{"test_id": "a", "scores": {"x": "good"}}'], 1, 'values in "scores" must each be a number, got {"x":"good"}'),
-        (['{"test_id": "a", "score": 1}', '{"score": 1}'], 2,
-         'record has no "test_id" (nor "eval_id" or "testId"); every record needs one'),
-        (['{"test_id": "a", "score": 1}', '', '{"test_id": "b"}'], 3,
-         "record 'b' has no \"score\"; every record needs a number "
-         '(or an "error" for an attempt that did not run)'),
-        (['{"test_id": "a", "score": null}'], 1,
-         "record 'a' has no \"score\"; every record needs a number "
-         '(or an "error" for an attempt that did not run)'),
+        (
+            ['{"test_id": "a", "scores": {"x": "good"}}'],
+            1,
+            'values in "scores" must each be a number, got {"x":"good"}',
+        ),
+        (
+            ['{"test_id": "a", "score": 1}', '{"score": 1}'],
+            2,
+            'record has no "test_id" (nor "eval_id" or "testId"); every record needs one',
+        ),
+        (
+            ['{"test_id": "a", "score": 1}', "", '{"test_id": "b"}'],
+            3,
+            "record 'b' has no \"score\"; every record needs a number "
+            '(or an "error" for an attempt that did not run)',
+        ),
+        (
+            ['{"test_id": "a", "score": null}'],
+            1,
+            "record 'a' has no \"score\"; every record needs a number "
+            '(or an "error" for an attempt that did not run)',
+        ),
     ],
 )
 def test_bad_lines_are_named(jsonl: Make, lines: list[str], line: int, message: str) -> None:
@@ -207,12 +254,16 @@ def test_bad_lines_are_named(jsonl: Make, lines: list[str], line: int, message: 
 def test_not_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "results.csv"
     path.write_text("test_id,score\na,1\n")
-    with pytest.raises(UnknownFormatError, match=r"results.csv: not a results file evaldelta can read"):
+    with pytest.raises(
+        UnknownFormatError, match=r"results.csv: not a results file evaldelta can read"
+    ):
         load(path)
 
 
 def test_unknown_forced_format(jsonl: Make) -> None:
-    with pytest.raises(UnknownFormatError, match="unknown input format 'yaml'; choose one of: jsonl"):
+    with pytest.raises(
+        UnknownFormatError, match="unknown input format 'yaml'; choose one of: jsonl"
+    ):
         load(jsonl("r.jsonl", [{"test_id": "a", "score": 1}]), format="yaml")
 
 

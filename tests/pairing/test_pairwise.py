@@ -54,8 +54,11 @@ def test_vectorised_classification_matches_scalar() -> None:
     rng = np.random.default_rng(0)
     base = rng.choice([0.0, 0.05, 0.1, 0.15, 0.85, 0.95, 1.0], size=500)
     cand = rng.choice([0.0, 0.05, 0.1, 0.15, 0.85, 0.95, 1.0], size=500)
-    c = compare(run_of(dict(zip(map(str, range(500)), base))),
-                run_of(dict(zip(map(str, range(500)), cand))), 0.1)
+    c = compare(
+        run_of(dict(zip(map(str, range(500)), base, strict=True))),
+        run_of(dict(zip(map(str, range(500)), cand, strict=True))),
+        0.1,
+    )
     assert [m.outcome for m in c.matched()] == [classify(d, 0.1) for d in (cand - base)]
 
 
@@ -73,8 +76,12 @@ def test_unmatched_are_counted_and_named() -> None:
     assert c.unmatched_baseline == ["only-base"]
     assert c.unmatched_candidate == ["new"]
     d = c.to_dict()
-    assert d["unmatched"] == {"file1": 1, "file2": 1, "file1_ids": ["only-base"],
-                              "file2_ids": ["new"]}
+    assert d["unmatched"] == {
+        "file1": 1,
+        "file2": 1,
+        "file1_ids": ["only-base"],
+        "file2_ids": ["new"],
+    }
     assert d["summary"]["total"] == 6
 
 
@@ -97,12 +104,23 @@ def test_to_dict_has_the_seed_fields() -> None:
     c = compare(run_of({"case-1": 0.7}), run_of({"case-1": 0.9}))
     d = c.to_dict()
     assert d["matched"] == [
-        {"test_id": "case-1", "score1": 0.7, "score2": 0.9, "delta": 0.2, "outcome": "win",
-         "attempts1": 1, "attempts2": 1, "errors1": 0, "errors2": 0}
+        {
+            "test_id": "case-1",
+            "score1": 0.7,
+            "score2": 0.9,
+            "delta": 0.2,
+            "outcome": "win",
+            "attempts1": 1,
+            "attempts2": 1,
+            "errors1": 0,
+            "errors2": 0,
+        }
     ]
-    assert d["unmatched"]["file1"] == 0 and d["unmatched"]["file2"] == 0
-    assert {k: d["summary"][k] for k in ("total", "matched", "wins", "losses", "ties", "mean_delta")} == {
-        "total": 2, "matched": 1, "wins": 1, "losses": 0, "ties": 0, "mean_delta": 0.2}
+    assert d["unmatched"]["file1"] == 0
+    assert d["unmatched"]["file2"] == 0
+    assert {
+        k: d["summary"][k] for k in ("total", "matched", "wins", "losses", "ties", "mean_delta")
+    } == {"total": 2, "matched": 1, "wins": 1, "losses": 0, "ties": 0, "mean_delta": 0.2}
 
 
 def test_targets_of_one_combined_run() -> None:
@@ -117,7 +135,7 @@ def test_targets_of_one_combined_run() -> None:
 
 
 def test_negative_threshold_is_refused() -> None:
-    with pytest.raises(UsageError, match="threshold must be a number >= 0, got -0.1"):
+    with pytest.raises(UsageError, match=r"threshold must be a number >= 0, got -0\.1"):
         compare(run_of({"a": 1}), run_of({"a": 1}), -0.1)
     with pytest.raises(UsageError):
         compare(run_of({"a": 1}), run_of({"a": 1}), float("nan"))

@@ -27,8 +27,11 @@ def test_matrix_json_shape() -> None:
     data = json.loads(render_json(m))
     assert data == m.to_dict()
     assert data["targets"] == ["gemini-3-flash-preview", "gpt-4.1", "gpt-5-mini"]
-    assert data["matrix"][0]["scores"] == {"gemini-3-flash-preview": 0.9, "gpt-4.1": 0.85,
-                                           "gpt-5-mini": 0.95}
+    assert data["matrix"][0]["scores"] == {
+        "gemini-3-flash-preview": 0.9,
+        "gpt-4.1": 0.85,
+        "gpt-5-mini": 0.95,
+    }
     p = data["pairwise"][0]
     assert (p["baseline"], p["candidate"]) == ("gemini-3-flash-preview", "gpt-4.1")
     assert set(p) >= {"matched", "unmatched", "summary"}

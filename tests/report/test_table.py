@@ -57,7 +57,9 @@ def test_seed_matrix_table() -> None:
 
 
 def test_matrix_with_baseline_marks_it() -> None:
-    text = render_matrix_table(compare_matrix(FIXTURES / "combined-results.jsonl", baseline="gpt-4.1"))
+    text = render_matrix_table(
+        compare_matrix(FIXTURES / "combined-results.jsonl", baseline="gpt-4.1")
+    )
     assert "gpt-4.1 (baseline)" in text
     assert text.endswith(BASELINE_MATRIX_TAIL)
 
@@ -73,7 +75,9 @@ def test_colour_only_when_asked() -> None:
 
 
 def test_attempts_unmatched_and_errors_are_shown() -> None:
-    base = Run.from_records([Record("数学", 1), Record("b", 0.5), Record("b", 0), Record("gone", 0, error="x")])
+    base = Run.from_records(
+        [Record("数学", 1), Record("b", 0.5), Record("b", 0), Record("gone", 0, error="x")]
+    )
     cand = Run.from_records([Record("数学", 0), Record("b", 0.5), Record("new", 1)])
     text = render_table(compare(base, cand))
     lines = text.splitlines()
@@ -84,7 +88,9 @@ def test_attempts_unmatched_and_errors_are_shown() -> None:
     assert "  b            0.25       0.50     2 / 1     +0.25  ✓ win" in lines
     assert "Unmatched: 1 only in baseline (gone); 1 only in candidate (new)" in lines
     assert lines[-1] == "Summary: 1 win, 1 loss, 0 ties | Mean delta: -0.375 | Status: regressed"
-    assert any(line.startswith("Errors: 1 attempt in baseline, 0 attempts in candidate") for line in lines)
+    assert any(
+        line.startswith("Errors: 1 attempt in baseline, 0 attempts in candidate") for line in lines
+    )
 
 
 def test_no_common_cases() -> None:
@@ -93,8 +99,9 @@ def test_no_common_cases() -> None:
 
 
 def test_matrix_missing_cell_and_attempts() -> None:
-    run = Run.from_records([Record("t1", 0.5, target="a"), Record("t1", 1, target="a"),
-                            Record("t2", 1, target="b")])
+    run = Run.from_records(
+        [Record("t1", 0.5, target="a"), Record("t1", 1, target="a"), Record("t2", 1, target="b")]
+    )
     text = render_matrix_table(compare_matrix(run, baseline="a"))
     assert "t1           0.75 (2)        --" in text
     assert "t2                 --      1.00" in text

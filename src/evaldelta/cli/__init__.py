@@ -58,6 +58,21 @@ def use_color(choice: str, stream: object) -> bool:
     return bool(isatty and isatty())
 
 
+def write_output(text: str, path: str | None) -> None:
+    """Write to ``path``, or to stdout when it is ``None``."""
+    from evaldelta.errors import InputError
+
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSION, use_color
+from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSION, use_color, write_output
 from evaldelta.errors import UsageError
 
 HELP = """\
@@ -33,12 +33,8 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("results", nargs="+", metavar="RESULTS", help="one combined file, or two files")
-    p.add_argument(
-        "-b", "--baseline", metavar="TARGET", help="target to use as the baseline"
-    )
-    p.add_argument(
-        "-c", "--candidate", metavar="TARGET", help="target to use as the candidate"
-    )
+    p.add_argument("-b", "--baseline", metavar="TARGET", help="target to use as the baseline")
+    p.add_argument("-c", "--candidate", metavar="TARGET", help="target to use as the candidate")
     p.add_argument(
         "--targets",
         nargs="+",
@@ -120,24 +116,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool) -> int:
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        if args.format == "json":
-            from evaldelta.report.json import render_json
+    if args.format == "json":
+        from evaldelta.report.json import render_json
 
-            text = render_json(result)
-        else:
-            from evaldelta.report.table import render_matrix_table, render_table
+        text = render_json(result)
+    else:
+        from evaldelta.report.table import render_matrix_table, render_table
 
-            color = use_color(args.color, out)
-            text = render_table(result, color=color) if pairwise else render_matrix_table(
-                result, color=color
-            )
-        out.write(text)
-        out.flush()
-    finally:
-        if out is not sys.stdout:
-            out.close()
+        # Output to a file gets colour only when asked for explicitly.
+        color = use_color(args.color, None if args.output else sys.stdout)
+        text = (
+            render_table(result, color=color)
+            if pairwise
+            else render_matrix_table(result, color=color)
+        )
+    write_output(text, args.output)
     return _exit_code(result, pairwise=pairwise)
 
 

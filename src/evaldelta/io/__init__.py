@@ -18,7 +18,7 @@ from evaldelta.io import jsonl
 from evaldelta.io._source import read_bytes, resolve
 from evaldelta.model import Run
 
-__all__ = ["READERS", "load", "formats"]
+__all__ = ["READERS", "formats", "load"]
 
 
 class Reader(NamedTuple):
@@ -36,9 +36,7 @@ def formats() -> list[str]:
     return [r.name for r in READERS]
 
 
-def load(
-    path: str | os.PathLike[str], *, format: str | None = None, keep_text: bool = True
-) -> Run:
+def load(path: str | os.PathLike[str], *, format: str | None = None, keep_text: bool = True) -> Run:
     """Read a results file (or a run directory) into a :class:`~evaldelta.model.Run`.
 
     Args:

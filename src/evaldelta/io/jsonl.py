@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,10 @@ class _RecordWithText(_Record):
     metadata: dict[str, Any] | None = None
 
 
-_DECODERS = {False: msgspec.json.Decoder(_Record), True: msgspec.json.Decoder(_RecordWithText)}
+_DECODERS: dict[bool, msgspec.json.Decoder[Any]] = {
+    False: msgspec.json.Decoder(_Record),
+    True: msgspec.json.Decoder(_RecordWithText),
+}
 
 _EXPECTED_WORDS = {
     "float": "a number",
@@ -133,7 +137,9 @@ def read(path: Path, *, keep_text: bool = True) -> Run:
     data = read_bytes(path)
     src = str(path)
     if not data.strip():
-        raise ParseError(src, None, "is empty: no records to compare; check the eval wrote its results")
+        raise ParseError(
+            src, None, "is empty: no records to compare; check the eval wrote its results"
+        )
     try:
         recs: list[_Record] = _DECODERS[keep_text].decode_lines(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -187,8 +193,13 @@ def _explain(message: str, line: bytes) -> str:
     expected = re.search(r"Expected `([^`]*)`", reason)
     kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
     # Name the most useful type first: a string before an integer for ids.
-    kinds.sort(key=lambda k: ("str", "float", "int", "bool", "object", "array").index(k)
-               if k in ("str", "float", "int", "bool", "object", "array") else 9)
+    kinds.sort(
+        key=lambda k: (
+            ("str", "float", "int", "bool", "object", "array").index(k)
+            if k in ("str", "float", "int", "bool", "object", "array")
+            else 9
+        )
+    )
     wanted = " or ".join(_EXPECTED_WORDS.get(k, k) for k in kinds) or "valid"
     return f"{subject} {verb} {wanted}, got {_raw_value(line, base)}"
 
@@ -255,10 +266,11 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
     for i, r in enumerate(recs):
         if not r.scores:
             continue
+        items: Iterable[tuple[str, float | None]]
         if isinstance(r.scores, dict):
             items = r.scores.items()
         else:
-            items = ((s.name, s.score) for s in r.scores if s.name is not None)
+            items = [(s.name, s.score) for s in r.scores if s.name is not None]
         seen: dict[str, list[float]] = {}
         for name, value in items:
             if value is not None:
@@ -274,11 +286,13 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
     for i, s in enumerate(scores):
         if s is not None:
             if not math.isfinite(s):
-                raise ParseError(src, line_number(data, i), f'"score" must be a finite number, got {s}')
+                raise ParseError(
+                    src, line_number(data, i), f'"score" must be a finite number, got {s}'
+                )
             continue
-        parts = [col[i] for col in scorer_cols.values() if col[i] is not None]
+        parts = [v for col in scorer_cols.values() if (v := col[i]) is not None]
         if parts:
-            scores[i] = sum(parts) / len(parts)  # type: ignore[operator]
+            scores[i] = sum(parts) / len(parts)
         elif i in errors:
             scores[i] = 0.0
         else:
@@ -293,9 +307,11 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
         return [getattr(r.trace, attr) if r.trace is not None else None for r in recs]
 
     latency = [
-        _first(r.latency_ms, r.duration_ms, *(
-            (r.trace.duration_ms, r.trace.latency_ms) if r.trace is not None else ()
-        ))
+        _first(
+            r.latency_ms,
+            r.duration_ms,
+            *((r.trace.duration_ms, r.trace.latency_ms) if r.trace is not None else ()),
+        )
         for r in recs
     ]
     usage = [
@@ -320,7 +336,7 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
             "expected": [r.expected if r.expected is not None else r.expected_output for r in recs],
             "metadata": [r.metadata for r in recs],
         }
-    cost = [_first(r.cost_usd, c) for r, c in zip(recs, trace_value("cost_usd"))]
+    cost = [_first(r.cost_usd, c) for r, c in zip(recs, trace_value("cost_usd"), strict=True)]
     return Run.from_columns(
         lines=_line_numbers(data, n),
         source=src,
@@ -334,11 +350,11 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
         wait_ms=[r.wait_ms for r in recs],
         input_tokens=[
             _first(r.input_tokens, u.tokens_in() if u is not None else None)
-            for r, u in zip(recs, usage)
+            for r, u in zip(recs, usage, strict=True)
         ],
         output_tokens=[
             _first(r.output_tokens, u.tokens_out() if u is not None else None)
-            for r, u in zip(recs, usage)
+            for r, u in zip(recs, usage, strict=True)
         ],
         cost_usd=cost,
         errors=errors,

@@ -1,4 +1,8 @@
-"""Pairing cases across runs (named ``pairing`` so it never shadows ``evaldelta.compare()``), deltas, win/loss/tie, and the N-way matrix: pure functions."""
+"""Pairing cases across runs, deltas, win/loss/tie, and the N-way matrix: pure functions.
+
+(Named ``pairing`` rather than ``compare`` so that it never shadows the
+``evaldelta.compare()`` function.)
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evaldelta.errors import InputError, PairingError, UsageError
+from evaldelta.model import Run
 from evaldelta.pairing.cases import case_matrix
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
@@ -20,8 +22,6 @@ from evaldelta.pairing.pairwise import (
     clean,
     compare_cases,
 )
-from evaldelta.errors import InputError, PairingError, UsageError
-from evaldelta.model import Run
 
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
@@ -63,14 +63,18 @@ class MatrixComparison:
         rows = []
         score_rows = self.scores.tolist()
         attempt_rows = self.attempts.tolist()
-        for tid, scores, attempts in zip(self.test_ids, score_rows, attempt_rows):
+        for tid, scores, attempts in zip(self.test_ids, score_rows, attempt_rows, strict=True):
             rows.append(
                 {
                     "test_id": tid,
                     "scores": {
-                        t: clean(s) for t, s, a in zip(self.targets, scores, attempts) if a > 0
+                        t: clean(s)
+                        for t, s, a in zip(self.targets, scores, attempts, strict=True)
+                        if a > 0
                     },
-                    "attempts": {t: a for t, a in zip(self.targets, attempts) if a > 0},
+                    "attempts": {
+                        t: a for t, a in zip(self.targets, attempts, strict=True) if a > 0
+                    },
                 }
             )
         return {

@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evaldelta.pairing.cases import Cases, cases
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
+from evaldelta.pairing.cases import Cases, cases
 
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
@@ -189,6 +189,7 @@ class Comparison:
                 self.attempts2.tolist(),
                 self.errors1.tolist(),
                 self.errors2.tolist(),
+                strict=True,
             )
         ]
 
@@ -266,9 +267,13 @@ def compare_cases(
         attempts2=candidate.attempts[idx2],
         errors1=baseline.errors[idx1],
         errors2=candidate.errors[idx2],
-        unmatched_baseline=[tid for (i, j), tid in zip(pairs, baseline.test_ids) if j < 0],
+        unmatched_baseline=[
+            tid for (i, j), tid in zip(pairs, baseline.test_ids, strict=True) if j < 0
+        ],
         unmatched_candidate=[
-            tid for tid, hit in zip(candidate.test_ids, in_candidate.tolist()) if not hit
+            tid
+            for tid, hit in zip(candidate.test_ids, in_candidate.tolist(), strict=True)
+            if not hit
         ],
         baseline_cases=len(baseline),
         candidate_cases=len(candidate),

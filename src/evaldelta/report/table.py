@@ -124,16 +124,17 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
 
     lines.append(
         st(
-            ljust("Test ID", id_w) + "".join(f"  {rjust(h, w)}" for h, w in zip(headers, cell_w)),
+            ljust("Test ID", id_w)
+            + "".join(f"  {rjust(h, w)}" for h, w in zip(headers, cell_w, strict=True)),
             "bold",
         )
     )
     lines.append(st("─" * (id_w + sum(w + 2 for w in cell_w)), "dim"))
     scores = m.scores.tolist()
     attempts = m.attempts.tolist()
-    for tid, row, counts in zip(m.test_ids, scores, attempts):
+    for tid, row, counts in zip(m.test_ids, scores, attempts, strict=True):
         cells = []
-        for j, (score, n, w) in enumerate(zip(row, counts, cell_w)):
+        for j, (score, n, w) in enumerate(zip(row, counts, cell_w, strict=True)):
             if n == 0 or math.isnan(score):
                 cells.append(f"  {rjust(st('--', 'gray'), w)}")
                 continue
@@ -153,7 +154,7 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
         lines.append(st("Pairwise Summary:", "bold"))
         labels = [f"  {p.baseline} → {p.candidate}:" for p in m.pairwise]
         label_w = max(width(label) for label in labels)
-        for label, p in zip(labels, m.pairwise):
+        for label, p in zip(labels, m.pairwise, strict=True):
             if not p.test_ids:
                 lines.append(f"{ljust(label, label_w)}  {st('no tests in common', 'yellow')}")
                 continue
@@ -174,9 +175,7 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
         regressed = [p.candidate for p in m.regressions]
         unjudged = [p.candidate for p in m.pairwise if not p.test_ids]
         if regressed:
-            lines.append(
-                st(f"Regressed vs {m.baseline}: ", "red", "bold") + ", ".join(regressed)
-            )
+            lines.append(st(f"Regressed vs {m.baseline}: ", "red", "bold") + ", ".join(regressed))
         elif not unjudged:
             lines.append(st(f"No target regressed vs {m.baseline}.", "green"))
         if unjudged:
@@ -185,4 +184,3 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
                 + ", ".join(unjudged)
             )
     return "\n".join(lines) + "\n"
-
