@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evaldelta.errors import PairingError
+from evaldelta.errors import InputError, PairingError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,16 +64,40 @@ class Record:
         return self.error is not None
 
 
-def factorize(values: Iterable[Any]) -> tuple[list[Any], list[int]]:
+def factorize(values: Sequence[Any]) -> tuple[list[Any], IntArray]:
     """Codes for values, numbered in order of first appearance: (uniques, codes)."""
-    index: dict[Any, int] = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return list(index), codes
+    import numpy as np
+
+    uniques = list(dict.fromkeys(values))
+    if len(uniques) == 1:
+        return uniques, np.zeros(len(values), dtype=np.int64)
+    if len(uniques) <= 16 and len(values) > 10_000:
+        # Few distinct values (targets, categories): one vectorised pass per value.
+        as_objects = np.empty(len(values), dtype=object)
+        as_objects[:] = values
+        codes = np.empty(len(values), dtype=np.int64)
+        for i, v in enumerate(uniques):
+            codes[as_objects == v] = i
+        return uniques, codes
+    index = {v: i for i, v in enumerate(uniques)}
+    return uniques, np.fromiter(map(index.__getitem__, values), np.int64, len(values))
 
 
-def _nan_if_none(values: Sequence[float | None]) -> list[float]:
+def float_column(values: Sequence[float | None] | None, n: int) -> FloatArray:
+    """A float64 column, NaN where a value is ``None``."""
+    import numpy as np
+
+    if values is None:
+        return np.full(n, np.nan)
+    if isinstance(values, np.ndarray):
+        return values.astype(np.float64, copy=False)
+    nones = values.count(None) if isinstance(values, list) else sum(v is None for v in values)
+    if nones == 0:
+        return np.asarray(values, dtype=np.float64)
+    if nones == n:
+        return np.full(n, np.nan)
     nan = math.nan
-    return [nan if v is None else v for v in values]
+    return np.fromiter((nan if v is None else v for v in values), np.float64, n)
 
 
 class Run:
@@ -169,7 +193,7 @@ class Run:
         cost_usd: Sequence[float | None] | None = None,
         errors: Mapping[int, str] | None = None,
         error_kinds: Mapping[int, str] | None = None,
-        safety_failure: Sequence[bool] | None = None,
+        safety_failure: Sequence[bool | None] | None = None,
         category: Sequence[str | None] | None = None,
         tags: Mapping[int, tuple[str, ...]] | None = None,
         scorer_scores: Mapping[str, Sequence[float | None]] | None = None,
@@ -185,39 +209,44 @@ class Run:
         n = len(test_id)
 
         def floats(values: Sequence[float | None] | None) -> FloatArray:
-            if values is None:
-                return np.full(n, np.nan)
-            return np.asarray(_nan_if_none(values), dtype=np.float64)
+            return float_column(values, n)
 
-        test_ids, test_codes = factorize(test_id)
-        targets, target_codes = factorize(target if target is not None else [None] * n)
-        if category is None:
+        def all_none(values: Sequence[Any] | None) -> bool:
+            if values is None:
+                return True
+            if isinstance(values, list):
+                return values.count(None) == n
+            return all(v is None for v in values)
+
+        test_ids, test_index = factorize(test_id)
+        targets, target_index = factorize(target if target is not None else [None] * n)
+        if all_none(category):
             categories: list[str] = []
             category_codes = np.full(n, -1, dtype=np.int64)
         else:
-            found, codes = factorize(category)
-            category_codes = np.asarray(codes, dtype=np.int64)
+            assert category is not None
+            found, category_codes = factorize(category)
             if None in found:
                 none_code = found.index(None)
                 category_codes[category_codes == none_code] = -1
                 category_codes[category_codes > none_code] -= 1
                 found.remove(None)
             categories = found
-        test_index = np.asarray(test_codes, dtype=np.int64)
-        target_index = np.asarray(target_codes, dtype=np.int64)
 
-        if passed is None:
+        if all_none(passed):
             passed_col = np.full(n, -1, dtype=np.int64)
         else:
+            assert passed is not None
             passed_col = np.asarray([-1 if p is None else int(p) for p in passed], dtype=np.int64)
         error_map = dict(errors or {})
         is_error = np.zeros(n, dtype=np.bool_)
         if error_map:
             is_error[list(error_map)] = True
 
-        if attempt is None or all(a is None for a in attempt):
+        if all_none(attempt):
             attempt_col = occurrence_rank(test_index * max(len(targets), 1) + target_index)
         else:
+            assert attempt is not None
             given = np.asarray([0 if a is None else a for a in attempt], dtype=np.int64)
             ranks = occurrence_rank(test_index * max(len(targets), 1) + target_index)
             attempt_col = np.where(given > 0, given, ranks)
@@ -231,7 +260,7 @@ class Run:
             test_index=test_index,
             target_index=target_index,
             category_index=category_codes,
-            score=np.asarray(score, dtype=np.float64),
+            score=_finite_scores(score, source),
             passed=passed_col,
             attempt=attempt_col,
             latency_ms=floats(latency_ms),
@@ -242,15 +271,21 @@ class Run:
             is_error=is_error,
             safety_failure=(
                 np.zeros(n, dtype=np.bool_)
-                if safety_failure is None
-                else np.asarray(safety_failure, dtype=np.bool_)
+                if all_none(safety_failure)
+                else np.asarray([bool(f) for f in safety_failure or ()], dtype=np.bool_)
             ),
             errors=error_map,
             error_kinds=dict(error_kinds or {}),
             tags=dict(tags or {}),
             scorer_scores={name: floats(col) for name, col in (scorer_scores or {}).items()},
             texts=None if texts is None else {k: list(v) for k, v in texts.items()},
-            lines=None if lines is None else np.asarray(lines, dtype=np.int64),
+            lines=(
+                None
+                if lines is None
+                else np.arange(lines.start, lines.stop, dtype=np.int64)
+                if isinstance(lines, range)
+                else np.asarray(lines, dtype=np.int64)
+            ),
         )
 
     @classmethod
@@ -455,6 +490,17 @@ class Run:
             ),
             lines=None if self.lines is None else self.lines[idx],
         )
+
+
+def _finite_scores(score: Sequence[float], source: str) -> FloatArray:
+    import numpy as np
+
+    col = np.asarray(score, dtype=np.float64)
+    bad = ~np.isfinite(col)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{source}: record {i + 1}: score must be a finite number, got {col[i]}")
+    return col
 
 
 def occurrence_rank(keys: IntArray) -> IntArray:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import os
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from evaldelta.errors import InputError, ParseError
@@ -60,3 +63,19 @@ def line_number(data: bytes, index: int) -> int:
             if seen == index:
                 return lineno
     return lineno
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cycle collector while a reader builds millions of acyclic objects.
+
+    Each allocation burst otherwise triggers collections that scan every object made
+    so far: quadratic-feeling slowness on big files. The previous state is restored.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -20,16 +20,15 @@ A record with an error and no score scores 0 (and is counted as an error).
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from evaldelta.errors import ParseError
-from evaldelta.io._source import line_number, read_bytes
+from evaldelta.io._source import line_number, paused_gc, read_bytes
 from evaldelta.model import Run
 
 NAME = "jsonl"
@@ -40,7 +39,7 @@ ERROR_STATUSES = frozenset(
 )
 
 
-class _TokenUsage(msgspec.Struct):
+class _TokenUsage(msgspec.Struct, gc=False):
     input: float | None = None
     output: float | None = None
     input_tokens: float | None = None
@@ -55,20 +54,24 @@ class _TokenUsage(msgspec.Struct):
         return _first(self.output, self.output_tokens, self.completion_tokens)
 
 
-class _Trace(msgspec.Struct):
+class _Trace(msgspec.Struct, gc=False):
     duration_ms: float | None = None
     latency_ms: float | None = None
     token_usage: _TokenUsage | None = None
     cost_usd: float | None = None
 
 
-class _Scorer(msgspec.Struct):
+class _Scorer(msgspec.Struct, gc=False):
     name: str | None = None
     score: float | None = None
 
 
-class _Record(msgspec.Struct):
-    """The fields we read; every other field of a line is skipped unparsed."""
+class _Record(msgspec.Struct, gc=False):
+    """The fields we read; every other field of a line is skipped unparsed.
+
+    ``gc=False``: a million records must not wake the cycle collector again and
+    again (it made reading four times slower); these objects hold no cycles.
+    """
 
     test_id: str | int | None = None
     eval_id: str | int | None = None
@@ -94,7 +97,7 @@ class _Record(msgspec.Struct):
     tags: list[str] | dict[str, Any] | None = None
 
 
-class _RecordWithText(_Record):
+class _RecordWithText(_Record, gc=False):
     input: Any = None
     output: Any = None
     answer: Any = None
@@ -136,15 +139,16 @@ def read(path: Path, *, keep_text: bool = True) -> Run:
     """Read a JSONL results file into a :class:`Run`."""
     data = read_bytes(path)
     src = str(path)
-    if not data.strip():
+    if not data or data.isspace():  # isspace stops at the first non-blank: no copy
         raise ParseError(
             src, None, "is empty: no records to compare; check the eval wrote its results"
         )
-    try:
-        recs: list[_Record] = _DECODERS[keep_text].decode_lines(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise _locate_error(src, data, keep_text, exc) from None
-    return _to_run(src, data, recs, keep_text)
+    with paused_gc():
+        try:
+            recs: list[_Record] = _DECODERS[keep_text].decode_lines(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise _locate_error(src, data, keep_text, exc) from None
+        return _to_run(src, data, recs, keep_text)
 
 
 def _locate_error(src: str, data: bytes, keep_text: bool, exc: Exception) -> ParseError:
@@ -234,12 +238,51 @@ def _error_text(value: Any) -> str | None:
     return msgspec.json.encode(value).decode()
 
 
+def _fill(primary: list[Any], *fallbacks: Callable[[], list[Any]]) -> list[Any]:
+    """``primary``, with its ``None`` entries taken from the first fallback column
+    that has a value there (fallback columns are built only when needed)."""
+    if primary.count(None) == 0:
+        return primary
+    out = list(primary)
+    for make in fallbacks:
+        missing = [i for i, v in enumerate(out) if v is None]
+        if not missing:
+            break
+        column = make()
+        for i in missing:
+            out[i] = column[i]
+    return out
+
+
+def _scorer_columns(recs: list[Any]) -> dict[str, list[float | None]]:
+    """Scorer name -> score per record (``None`` where a record lacks it)."""
+    raw = [r.scores for r in recs]
+    if raw.count(None) == len(raw):
+        return {}
+    per_record: list[dict[str, float | None] | None] = []
+    for scores in raw:
+        if not scores:
+            per_record.append(None)
+        elif isinstance(scores, dict):
+            per_record.append(scores)
+        else:
+            # agentv's list form; a scorer named twice in one record counts once, averaged.
+            seen: dict[str, list[float]] = {}
+            for s in scores:
+                if s.name is not None and s.score is not None:
+                    seen.setdefault(s.name, []).append(s.score)
+            per_record.append({k: sum(v) / len(v) for k, v in seen.items()})
+    names = dict.fromkeys(k for d in per_record if d for k in d)
+    return {name: [d.get(name) if d is not None else None for d in per_record] for name in names}
+
+
 def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
     n = len(recs)
-    test_ids: list[Any] = [
-        r.test_id if r.test_id is not None else r.eval_id if r.eval_id is not None else r.testId
-        for r in recs
-    ]
+    test_ids: list[Any] = _fill(
+        [r.test_id for r in recs],
+        lambda: [r.eval_id for r in recs],
+        lambda: [r.testId for r in recs],
+    )
     if None in test_ids:
         i = test_ids.index(None)
         raise ParseError(
@@ -251,92 +294,91 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
         test_ids = [str(t) for t in test_ids]
 
     errors: dict[int, str] = {}
-    for i, r in enumerate(recs):
-        if r.error is not None or r.execution_status is not None:
-            text = _error_text(r.error)
-            if text is None and r.execution_status is not None:
-                status = r.execution_status.lower()
-                if status in ERROR_STATUSES:
-                    text = f"execution_status: {r.execution_status}"
+    raw_errors = [r.error for r in recs]
+    statuses = [r.execution_status for r in recs]
+    if raw_errors.count(None) != n or statuses.count(None) != n:
+        for i, (err, status) in enumerate(zip(raw_errors, statuses, strict=True)):
+            text = _error_text(err)
+            if text is None and status is not None and status.lower() in ERROR_STATUSES:
+                text = f"execution_status: {status}"
             if text is not None:
                 errors[i] = text
 
-    # Scorer columns, filled only where a record has scores.
-    scorer_cols: dict[str, list[float | None]] = {}
-    for i, r in enumerate(recs):
-        if not r.scores:
-            continue
-        items: Iterable[tuple[str, float | None]]
-        if isinstance(r.scores, dict):
-            items = r.scores.items()
-        else:
-            items = [(s.name, s.score) for s in r.scores if s.name is not None]
-        seen: dict[str, list[float]] = {}
-        for name, value in items:
-            if value is not None:
-                seen.setdefault(name, []).append(value)
-        for name, values in seen.items():
-            col = scorer_cols.get(name)
-            if col is None:
-                col = scorer_cols[name] = [None] * n
-            # A scorer named twice in one record (agentv allows it) counts once, averaged.
-            col[i] = sum(values) / len(values)
-
+    scorer_cols = _scorer_columns(recs)
     scores: list[Any] = [r.score for r in recs]
-    for i, s in enumerate(scores):
-        if s is not None:
-            if not math.isfinite(s):
-                raise ParseError(
-                    src, line_number(data, i), f'"score" must be a finite number, got {s}'
-                )
-            continue
-        parts = [v for col in scorer_cols.values() if (v := col[i]) is not None]
-        if parts:
-            scores[i] = sum(parts) / len(parts)
-        elif i in errors:
-            scores[i] = 0.0
-        else:
-            raise ParseError(
-                src,
-                line_number(data, i),
-                f'record {test_ids[i]!r} has no "score"; every record needs a number '
-                '(or an "error" for an attempt that did not run)',
-            )
-
-    def trace_value(attr: str) -> list[float | None]:
-        return [getattr(r.trace, attr) if r.trace is not None else None for r in recs]
-
-    latency = [
-        _first(
-            r.latency_ms,
-            r.duration_ms,
-            *((r.trace.duration_ms, r.trace.latency_ms) if r.trace is not None else ()),
-        )
-        for r in recs
-    ]
-    usage = [
-        r.token_usage
-        if r.token_usage is not None
-        else (r.trace.token_usage if r.trace is not None else None)
-        for r in recs
-    ]
-    tags: dict[int, tuple[str, ...]] = {}
-    for i, r in enumerate(recs):
-        if r.tags:
-            if isinstance(r.tags, dict):
-                tags[i] = tuple(f"{k}={v}" for k, v in r.tags.items())
+    if None in scores:
+        for i, s in enumerate(scores):
+            if s is not None:
+                continue
+            parts = [v for col in scorer_cols.values() if (v := col[i]) is not None]
+            if parts:
+                scores[i] = sum(parts) / len(parts)
+            elif i in errors:
+                scores[i] = 0.0
             else:
-                tags[i] = tuple(r.tags)
+                raise ParseError(
+                    src,
+                    line_number(data, i),
+                    f'record {test_ids[i]!r} has no "score"; every record needs a number '
+                    '(or an "error" for an attempt that did not run)',
+                )
+
+    traces = [r.trace for r in recs]
+    has_trace = traces.count(None) != n
+
+    def from_trace(attr: str) -> Callable[[], list[Any]]:
+        return lambda: [getattr(t, attr) if t is not None else None for t in traces]
+
+    latency = _fill(
+        [r.latency_ms for r in recs],
+        lambda: [r.duration_ms for r in recs],
+        *((from_trace("duration_ms"), from_trace("latency_ms")) if has_trace else ()),
+    )
+    usage = _fill(
+        [r.token_usage for r in recs], *((from_trace("token_usage"),) if has_trace else ())
+    )
+    no_usage = usage.count(None) == n
+    input_tokens = (
+        _fill(
+            [r.input_tokens for r in recs],
+            lambda: [u.tokens_in() if u is not None else None for u in usage],
+        )
+        if not no_usage
+        else [r.input_tokens for r in recs]
+    )
+    output_tokens = (
+        _fill(
+            [r.output_tokens for r in recs],
+            lambda: [u.tokens_out() if u is not None else None for u in usage],
+        )
+        if not no_usage
+        else [r.output_tokens for r in recs]
+    )
+    cost = _fill([r.cost_usd for r in recs], *((from_trace("cost_usd"),) if has_trace else ()))
+
+    tags: dict[int, tuple[str, ...]] = {}
+    raw_tags = [r.tags for r in recs]
+    if raw_tags.count(None) != n:
+        for i, t in enumerate(raw_tags):
+            if t:
+                tags[i] = (
+                    tuple(f"{k}={v}" for k, v in t.items()) if isinstance(t, dict) else tuple(t)
+                )
+    kinds = [r.error_kind for r in recs]
+    error_kinds = (
+        {} if kinds.count(None) == n else {i: k for i, k in enumerate(kinds) if k is not None}
+    )
 
     texts = None
     if keep_text:
         texts = {
             "input": [r.input for r in recs],
-            "output": [r.output if r.output is not None else r.answer for r in recs],
-            "expected": [r.expected if r.expected is not None else r.expected_output for r in recs],
+            "output": _fill([r.output for r in recs], lambda: [r.answer for r in recs]),
+            "expected": _fill(
+                [r.expected for r in recs], lambda: [r.expected_output for r in recs]
+            ),
             "metadata": [r.metadata for r in recs],
         }
-    cost = [_first(r.cost_usd, c) for r, c in zip(recs, trace_value("cost_usd"), strict=True)]
     return Run.from_columns(
         lines=_line_numbers(data, n),
         source=src,
@@ -348,18 +390,12 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
         attempt=[r.attempt for r in recs],
         latency_ms=latency,
         wait_ms=[r.wait_ms for r in recs],
-        input_tokens=[
-            _first(r.input_tokens, u.tokens_in() if u is not None else None)
-            for r, u in zip(recs, usage, strict=True)
-        ],
-        output_tokens=[
-            _first(r.output_tokens, u.tokens_out() if u is not None else None)
-            for r, u in zip(recs, usage, strict=True)
-        ],
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
         cost_usd=cost,
         errors=errors,
-        error_kinds={i: r.error_kind for i, r in enumerate(recs) if r.error_kind is not None},
-        safety_failure=[bool(r.safety_failure) for r in recs],
+        error_kinds=error_kinds,
+        safety_failure=[r.safety_failure for r in recs],
         category=[r.category for r in recs],
         tags=tags,
         scorer_scores=scorer_cols,
