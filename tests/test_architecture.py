@@ -96,3 +96,17 @@ def test_import_is_light() -> None:
 def test_help_loads_nothing_heavy() -> None:
     loaded = _loaded_after("from evaldelta.cli import build_parser\nbuild_parser().format_help()")
     assert not {"numpy", "msgspec", "rich"} & loaded
+
+
+def test_compare_loads_only_what_it_needs() -> None:
+    """Start-up is a feature: a small compare loads numpy and msgspec, nothing heavier."""
+    example = Path(__file__).parent / "fixtures" / "combined-results.jsonl"
+    loaded = _loaded_after(
+        "import contextlib, io\n"
+        "from evaldelta.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['compare', {str(example)!r}])"
+    )
+    assert {"numpy", "msgspec"} <= loaded
+    heavy = {"scipy", "pandas", "rich", "sqlite3", "duckdb", "statsmodels", "asyncio", "email"}
+    assert not heavy & loaded

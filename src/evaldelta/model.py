@@ -218,6 +218,13 @@ class Run:
                 return values.count(None) == n
             return all(v is None for v in values)
 
+        line_col = (
+            None
+            if lines is None
+            else np.arange(lines.start, lines.stop, dtype=np.int64)
+            if isinstance(lines, range)
+            else np.asarray(lines, dtype=np.int64)
+        )
         test_ids, test_index = factorize(test_id)
         targets, target_index = factorize(target if target is not None else [None] * n)
         if all_none(category):
@@ -260,7 +267,7 @@ class Run:
             test_index=test_index,
             target_index=target_index,
             category_index=category_codes,
-            score=_finite_scores(score, source),
+            score=_checked_scores(score, source, line_col),
             passed=passed_col,
             attempt=attempt_col,
             latency_ms=floats(latency_ms),
@@ -279,13 +286,7 @@ class Run:
             tags=dict(tags or {}),
             scorer_scores={name: floats(col) for name, col in (scorer_scores or {}).items()},
             texts=None if texts is None else {k: list(v) for k, v in texts.items()},
-            lines=(
-                None
-                if lines is None
-                else np.arange(lines.start, lines.stop, dtype=np.int64)
-                if isinstance(lines, range)
-                else np.asarray(lines, dtype=np.int64)
-            ),
+            lines=line_col,
         )
 
     @classmethod
@@ -492,14 +493,21 @@ class Run:
         )
 
 
-def _finite_scores(score: Sequence[float], source: str) -> FloatArray:
+#: Largest score magnitude accepted: far beyond any real metric, and small enough
+#: that sums and differences of a million scores stay finite.
+MAX_ABS_SCORE = 1e12
+
+
+def _checked_scores(score: Sequence[float], source: str, lines: IntArray | None) -> FloatArray:
     import numpy as np
 
     col = np.asarray(score, dtype=np.float64)
-    bad = ~np.isfinite(col)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(col) <= MAX_ABS_SCORE)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{source}: record {i + 1}: score must be a finite number, got {col[i]}")
+        where = f"{source}:{int(lines[i])}" if lines is not None else f"{source} (record {i + 1})"
+        raise InputError(f'{where}: "score" must be a finite number within +-1e12, got {col[i]:g}')
     return col
 
 

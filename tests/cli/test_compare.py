@@ -295,7 +295,7 @@ def test_errors_are_counted(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-u
     )
     r = evaldelta("compare", base, cand)
     assert r.code == 1
-    assert "Errors: 0 attempts in baseline, 1 attempt in candidate failed to run" in r.out
+    assert "Errors: 0 attempts in baseline, 1 attempt in candidate had an error" in r.out
     assert json.loads(evaldelta("compare", base, cand, "--json").out)["summary"]["errors"] == {
         "file1": 0,
         "file2": 1,
@@ -347,11 +347,25 @@ def test_empty_file(evaldelta: Cli, tmp_path: Path) -> None:
         ),
         (
             '{"test_id": "b", "score": -Infinity}',
-            "not valid JSON (invalid character at column 28); each line must be one JSON object",
+            '"score" must be a finite number, got -Infinity '
+            '(not valid JSON; write a number, or null with an "error")',
         ),
         (
             '{"test_id": "b", "score": NaN}',
-            "not valid JSON (invalid character at column 27); each line must be one JSON object",
+            '"score" must be a finite number, got NaN '
+            '(not valid JSON; write a number, or null with an "error")',
+        ),
+        (
+            '{"test_id": "b", "score": 1e300}',
+            '"score" must be a finite number within +-1e12, got 1e+300',
+        ),
+        (
+            '{"test_id": "b", "score": 1} {"test_id": "c", "score": 1}',
+            "more than one JSON value on the line; each line must be one JSON object",
+        ),
+        (
+            '{"test_id": "", "score": 1}',
+            '"test_id" is empty; every record needs a test id',
         ),
         (
             '{"test_id": "b"}',
@@ -441,3 +455,148 @@ def test_debug_shows_the_traceback(evaldelta: Cli, tmp_path: Path) -> None:
     assert r.code != 0
     assert "Traceback" in r.err
     assert "InputError" in r.err
+
+
+# -- found in review: each was a silent or confusing failure -------------------------------
+
+
+def test_matrix_regression_outranks_an_unjudged_target(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    path = jsonl(
+        "m.jsonl",
+        [
+            {"test_id": "a", "target": "base", "score": 1},
+            {"test_id": "a", "target": "worse", "score": 0},
+            {"test_id": "zzz", "target": "other", "score": 1},
+        ],
+    )
+    r = evaldelta("compare", path, "--baseline", "base")
+    assert r.code == 1
+    assert "Regressed vs base: worse" in r.out
+    assert "Cannot judge vs base (no tests in common): other" in r.out
+
+
+def test_pairwise_of_targets_refuses_records_without_target(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    path = jsonl(
+        "mixed.jsonl",
+        [
+            {"test_id": "a", "target": "x", "score": 1},
+            {"test_id": "a", "target": "y", "score": 1},
+            {"test_id": "b", "score": 0},
+        ],
+    )
+    r = evaldelta("compare", path, "--baseline", "x", "--candidate", "y")
+    assert r.code == 2
+    assert r.err.startswith(f'evaldelta: error: {path}:3: record has no "target"')
+
+
+def test_terminal_without_unicode(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    env = {"PYTHONIOENCODING": "cp1252"}
+    r = evaldelta("compare", COMBINED, env=env)
+    assert r.code == 0, r.err
+    assert "  gpt-4.1 -> gpt-5-mini:" in r.out
+    assert "(delta -0.017)" in r.out
+    r = evaldelta("compare", BASE, CAND, env=env)
+    assert "+ win" in r.out
+    assert "x loss" in r.out
+    ids = jsonl("ids.jsonl", [{"test_id": "数学", "score": 1}])
+    r = evaldelta("compare", ids, ids, env=env)
+    assert (r.code, r.err) == (0, "")
+    assert "  ??  " in r.out
+    data = subprocess.run(
+        [str(EVALDELTA), "compare", str(ids), str(ids), "--json"],
+        capture_output=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert json.loads(data.stdout.decode("utf-8"))["matched"][0]["test_id"] == "数学"
+
+
+def test_control_characters_in_ids_are_escaped(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    path = jsonl("c.jsonl", [{"test_id": "line\nbreak\u001b[31m", "score": 1}])
+    r = evaldelta("compare", path, path)
+    assert "line\\nbreak\\x1b[31m" in r.out
+    assert "\x1b" not in r.out
+
+
+def test_json_documents_are_named(evaldelta: Cli, tmp_path: Path) -> None:
+    array = tmp_path / "array.json"
+    array.write_text('[{"test_id": "a", "score": 1}]')
+    _bad(
+        evaldelta("compare", array, array),
+        f"{array}: is a JSON array, not JSON Lines; write one JSON object per line "
+        "(supported formats: jsonl)",
+    )
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text('{\n  "test_id": "a",\n  "score": 1\n}\n')
+    r = evaldelta("compare", pretty, pretty)
+    assert r.code == 2
+    assert "is one pretty-printed JSON document, not JSON Lines" in r.err
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x00\x01\x02garbage")
+    r = evaldelta("compare", binary, binary)
+    assert r.code == 2
+    assert "not a results file evaldelta can read" in r.err
+
+
+def test_input_format_flag(evaldelta: Cli, tmp_path: Path) -> None:
+    odd = tmp_path / "results.txt"
+    odd.write_text('  \n{"test_id": "a", "score": 1}\n')
+    assert evaldelta("compare", odd, odd, "--input-format", "jsonl").code == 0
+    _bad(
+        evaldelta("compare", odd, odd, "--input-format", "yaml"),
+        "unknown input format 'yaml'; choose one of: jsonl",
+    )
+
+
+def test_tiny_regression_shows_its_sign(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    a = jsonl("a.jsonl", [{"test_id": "x", "score": 0.5}, {"test_id": "y", "score": 0.5}])
+    b = jsonl("b.jsonl", [{"test_id": "x", "score": 0.4992}, {"test_id": "y", "score": 0.5}])
+    r = evaldelta("compare", a, b)
+    assert r.code == 1
+    assert "Mean delta: -0.0004 | Status: regressed" in r.out
+
+
+def test_matrix_shows_errors(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    path = jsonl(
+        "m.jsonl",
+        [
+            {"test_id": "a", "target": "x", "score": 1},
+            {"test_id": "a", "target": "y", "error": "HTTP 500"},
+        ],
+    )
+    r = evaldelta("compare", path)
+    assert "Errors: y 1 attempt had an error (those without a score count as 0)" in r.out
+    data = json.loads(evaldelta("compare", path, "--json").out)
+    assert data["matrix"][0]["errors"] == {"y": 1}
+    assert data["errors"] == {"x": 0, "y": 1}
+
+
+def test_same_target_twice_and_misplaced_file(evaldelta: Cli) -> None:
+    _bad(
+        evaldelta("compare", COMBINED, "--baseline", "gpt-4.1", "--candidate", "gpt-4.1"),
+        "--baseline and --candidate are both 'gpt-4.1': a target compared with itself tells nothing",
+    )
+    _bad(
+        evaldelta("compare", "--targets", "gpt-4.1", "gpt-5-mini", COMBINED),
+        "no results file given: give one combined file, or two files; put it before --targets "
+        "(evaldelta compare RESULTS --targets A B)",
+    )
+
+
+def test_empty_target_is_refused(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    path = jsonl("e.jsonl", [{"test_id": "a", "target": "", "score": 1}])
+    _bad(
+        evaldelta("compare", path),
+        f'{path}:1: "target" is empty; name the target, or leave the field out',
+    )
+
+
+def test_overflowing_scorer_mean(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    path = jsonl(
+        "s.jsonl",
+        [{"test_id": "a", "score": 1}, {"test_id": "b", "scores": {"x": 1e308, "y": 1e308}}],
+    )
+    _bad(
+        evaldelta("compare", path, path),
+        f'{path}:2: "score" must be a finite number within +-1e12, got inf',
+    )

@@ -199,7 +199,7 @@ def test_empty_file(jsonl: Make, tmp_path: Path) -> None:
         (
             ['{"test_id": "a", "score": 1}}'],
             1,
-            "not valid JSON (trailing characters at column 30); each line must be one JSON object",
+            "more than one JSON value on the line; each line must be one JSON object",
         ),
         (['{"test_id": "a", "score": "high"}'], 1, '"score" must be a number, got "high"'),
         (['{"test_id": "a", "score": true}'], 1, '"score" must be a number, got true'),
@@ -278,3 +278,46 @@ def test_scores_are_floats(jsonl: Make) -> None:
     run = load(jsonl("r.jsonl", [{"test_id": "a", "score": 1}]))
     assert run.score.dtype.kind == "f"
     assert math.isnan(run.latency_ms[0])
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "message"),
+    [
+        (
+            ['{"test_id": "a", "score": 1}', '{"test_id": "b",', ' "score": 1}'],
+            2,
+            "not valid JSON (the line ends before the JSON object does); "
+            "each line must be one JSON object",
+        ),
+        (
+            ['{"test_id": "a", "score": 1}', "{", '  "test_id": "b", "score": 1', "}"],
+            2,
+            "not valid JSON (the line ends before the JSON object does); "
+            "each line must be one JSON object",
+        ),
+        (
+            ['{"test_id": "a", "score": 1}{"test_id": "b", "score": 1}'],
+            1,
+            "more than one JSON value on the line; each line must be one JSON object",
+        ),
+    ],
+)
+def test_one_object_per_line(jsonl: Make, lines: list[str], line: int, message: str) -> None:
+    path = jsonl("r.jsonl", lines)
+    with pytest.raises(ParseError) as info:
+        load(path)
+    assert (info.value.line, info.value.reason) == (line, message)
+
+
+def test_permission_denied(jsonl: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = jsonl("r.jsonl", [{"test_id": "a", "score": 1}])
+
+    def denied(*args: object, **kwargs: object) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr("builtins.open", denied)
+    with pytest.raises(
+        InputError, match=r"r.jsonl: permission denied; check the file's permissions"
+    ):
+        load(path)

@@ -110,6 +110,10 @@ def test_matrix_missing_cell_and_attempts() -> None:
     assert text.endswith("Cannot judge vs a (no tests in common): b\n")
 
 
-def test_negative_zero_reads_as_plus() -> None:
+def test_tiny_deltas_keep_their_sign() -> None:
     c = compare(Run.from_records([Record("a", 0.501)]), Run.from_records([Record("a", 0.5)]), 0.1)
-    assert "+0.00  = tie" in render_table(c)
+    text = render_table(c)
+    assert "  -0.001  = tie" in text
+    assert "Mean delta: -0.001 | Status: regressed" in text
+    same = compare(Run.from_records([Record("a", 0.5)]), Run.from_records([Record("a", 0.5)]))
+    assert "   +0.00  = tie" in render_table(same)

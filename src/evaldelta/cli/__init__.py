@@ -63,7 +63,13 @@ def write_output(text: str, path: str | None) -> None:
     from evaldelta.errors import InputError
 
     if path is None:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+        except UnicodeEncodeError:
+            # A terminal that cannot show some character of an id: show "?" for it.
+            encoding = sys.stdout.encoding or "ascii"
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text.encode(encoding, errors="replace"))
         sys.stdout.flush()
         return
     try:
@@ -71,6 +77,16 @@ def write_output(text: str, path: str | None) -> None:
             fh.write(text)
     except OSError as exc:
         raise InputError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
+
+
+def can_show(text: str, stream: object = None) -> bool:
+    """True when ``stream`` (stdout by default) can encode ``text``."""
+    encoding = getattr(stream if stream is not None else sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

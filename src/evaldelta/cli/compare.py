@@ -6,7 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSION, use_color, write_output
+from evaldelta.cli import (
+    EXIT_CANNOT_JUDGE,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    can_show,
+    use_color,
+    write_output,
+)
 from evaldelta.errors import UsageError
 
 HELP = """\
@@ -32,7 +39,7 @@ def add_parser(commands: Any) -> None:
         epilog=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("results", nargs="+", metavar="RESULTS", help="one combined file, or two files")
+    p.add_argument("results", nargs="*", metavar="RESULTS", help="one combined file, or two files")
     p.add_argument("-b", "--baseline", metavar="TARGET", help="target to use as the baseline")
     p.add_argument("-c", "--candidate", metavar="TARGET", help="target to use as the candidate")
     p.add_argument(
@@ -57,6 +64,11 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.add_argument(
+        "--input-format",
+        metavar="NAME",
+        help="read the results as this format instead of guessing from the content (jsonl)",
+    )
+    p.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -67,9 +79,14 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaldelta.io import load
-
     files: list[str] = args.results
+    if not files:
+        hint = (
+            "; put it before --targets (evaldelta compare RESULTS --targets A B)"
+            if args.targets
+            else ""
+        )
+        raise UsageError(f"no results file given: give one combined file, or two files{hint}")
     if len(files) > 2:
         raise UsageError(
             f"compare takes one combined file or two files, got {len(files)}; "
@@ -77,6 +94,16 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.candidate is not None and args.baseline is None and len(files) == 1:
         raise UsageError("--candidate needs --baseline (the target to compare it with)")
+    if len(files) == 1 and args.candidate is not None and args.candidate == args.baseline:
+        raise UsageError(
+            f"--baseline and --candidate are both {args.baseline!r}: "
+            "a target compared with itself tells nothing"
+        )
+
+    def load(path: str) -> Any:
+        from evaldelta.io import load as load_run
+
+        return load_run(path, format=args.input_format, keep_text=False)
 
     if len(files) == 2:
         if args.targets:
@@ -84,15 +111,15 @@ def run(args: argparse.Namespace) -> int:
         from evaldelta.pairing.pairwise import compare
 
         result: Any = compare(
-            load(files[0], keep_text=False),
-            load(files[1], keep_text=False),
+            load(files[0]),
+            load(files[1]),
             args.threshold,
             baseline_target=args.baseline,
             candidate_target=args.candidate,
         )
         return _emit(args, result, pairwise=True)
 
-    run_ = load(files[0], keep_text=False)
+    run_ = load(files[0])
     if args.candidate is not None:
         if args.targets:
             raise UsageError(
@@ -120,15 +147,22 @@ def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool) -> int:
         from evaldelta.report.json import render_json
 
         text = render_json(result)
+        if args.output is None and not can_show(text):
+            # JSON is UTF-8 by definition, whatever the terminal's encoding.
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text.encode("utf-8"))
+            sys.stdout.flush()
+            return _exit_code(result, pairwise=pairwise)
     else:
         from evaldelta.report.table import render_matrix_table, render_table
 
         # Output to a file gets colour only when asked for explicitly.
         color = use_color(args.color, None if args.output else sys.stdout)
+        unicode = args.output is not None or can_show("✓✗→─Δ")
         text = (
-            render_table(result, color=color)
+            render_table(result, color=color, unicode=unicode)
             if pairwise
-            else render_matrix_table(result, color=color)
+            else render_matrix_table(result, color=color, unicode=unicode)
         )
     write_output(text, args.output)
     return _exit_code(result, pairwise=pairwise)
@@ -143,13 +177,16 @@ def _exit_code(result: Any, *, pairwise: bool) -> int:
         return EXIT_REGRESSION if result.regressed else EXIT_OK
     if result.baseline is None:
         return EXIT_OK
+    if result.regressions:
+        # A known regression outranks a target that could not be judged.
+        return EXIT_REGRESSION
     empty = [p.candidate for p in result.pairwise if not p.test_ids]
     if empty:
         _cannot_judge(
             f"no test ids in common between baseline {result.baseline} and {', '.join(empty)}"
         )
         return EXIT_CANNOT_JUDGE
-    return EXIT_REGRESSION if result.regressions else EXIT_OK
+    return EXIT_OK
 
 
 def _cannot_judge(message: str) -> None:

@@ -58,17 +58,27 @@ def load(path: str | os.PathLike[str], *, format: str | None = None, keep_text: 
     for reader in READERS:
         if reader.sniff(head):
             return reader.read(file, keep_text=keep_text)
+    start = head.lstrip()[:1]
+    if start in (b"[", b"{"):
+        what = "a JSON array" if start == b"[" else "one pretty-printed JSON document"
+        raise UnknownFormatError(
+            f"{file}: is {what}, not JSON Lines; write one JSON object per line "
+            f"(supported formats: {', '.join(formats())})"
+        )
+    shown = head.lstrip()[:20].decode("utf-8", errors="replace")
     raise UnknownFormatError(
-        f"{file}: not a results file evaldelta can read (it starts with "
-        f"{head.lstrip()[:20]!r}); supported: {', '.join(formats())}, "
-        "or force one with --input-format"
+        f"{file}: not a results file evaldelta can read (it starts with {shown!r}); "
+        f"supported formats: {', '.join(formats())} (force one with --input-format)"
     )
 
 
 def _head(file: Path, size: int = 65536) -> bytes:
     """The first bytes of the (gunzipped) content, for sniffing."""
-    with open(file, "rb") as fh:
-        head = fh.read(size)
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(size)
+    except OSError:
+        return read_bytes(file)  # raises the error that names the file
     if head[:2] == b"\x1f\x8b":
         try:
             with gzip.open(file, "rb") as gz:

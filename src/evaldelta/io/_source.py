@@ -19,6 +19,17 @@ RUN_DIR_INDEXES = ("index.jsonl", os.path.join(".internal", "index.jsonl"))
 def resolve(path: str | os.PathLike[str]) -> Path:
     """The file to read for ``path``: the path itself, or a run directory's index."""
     p = Path(path)
+    try:
+        return _resolve(p)
+    except PermissionError as exc:
+        raise InputError(
+            f"{p}: permission denied; check the file's permissions ({exc.strerror})"
+        ) from exc
+    except OSError as exc:
+        raise InputError(f"{p}: cannot open ({exc.strerror or exc})") from exc
+
+
+def _resolve(p: Path) -> Path:
     if p.is_dir():
         for name in RUN_DIR_INDEXES:
             candidate = p / name
@@ -40,6 +51,10 @@ def read_bytes(path: Path) -> bytes:
     """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark."""
     try:
         data = path.read_bytes()
+    except PermissionError as exc:
+        raise InputError(
+            f"{path}: permission denied; check the file's permissions ({exc.strerror})"
+        ) from exc
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     if data[:2] == b"\x1f\x8b":
@@ -52,17 +67,6 @@ def read_bytes(path: Path) -> bytes:
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
     return data
-
-
-def line_number(data: bytes, index: int) -> int:
-    """1-based line of the ``index``-th non-blank line of ``data``."""
-    seen = -1
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            seen += 1
-            if seen == index:
-                return lineno
-    return lineno
 
 
 @contextmanager

@@ -21,14 +21,14 @@ A record with an error and no score scores 0 (and is counted as an error).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from evaldelta.errors import ParseError
-from evaldelta.io._source import line_number, paused_gc, read_bytes
+from evaldelta.io._source import paused_gc, read_bytes
 from evaldelta.model import Run
 
 NAME = "jsonl"
@@ -146,32 +146,69 @@ def read(path: Path, *, keep_text: bool = True) -> Run:
     with paused_gc():
         try:
             recs: list[_Record] = _DECODERS[keep_text].decode_lines(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise _locate_error(src, data, keep_text, exc) from None
-        return _to_run(src, data, recs, keep_text)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            recs = []  # the line-by-line reading below names the bad line
+        lines: Sequence[int]
+        if recs and _one_object_per_line(data, len(recs)):
+            lines = range(1, len(recs) + 1)
+        else:
+            recs, lines = _decode_by_line(src, data, keep_text)
+        return _to_run(src, lines, recs, keep_text)
 
 
-def _locate_error(src: str, data: bytes, keep_text: bool, exc: Exception) -> ParseError:
-    """Find the first bad line and say what is wrong with it."""
+def _one_object_per_line(data: bytes, n: int) -> bool:
+    """True when record ``i`` is certainly on line ``i + 1``: ``n`` lines, each
+    starting with ``{``, none blank. (Anything else takes the careful path.)"""
+    newlines = data.count(b"\n")
+    lines = newlines + (0 if data.endswith(b"\n") else 1)
+    opening = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
+    return lines == n and opening == n
+
+
+def _decode_by_line(src: str, data: bytes, keep_text: bool) -> tuple[list[Any], list[int]]:
+    """Decode line by line, so that every record knows its line and a line that is not
+    exactly one JSON object is named."""
     decoder = _DECODERS[keep_text]
+    recs: list[Any] = []
+    lines: list[int] = []
     for lineno, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            decoder.decode(line)
+            recs.append(decoder.decode(line))
         except msgspec.ValidationError as err:
-            return ParseError(src, lineno, _explain(str(err), line))
+            raise ParseError(src, lineno, _explain(str(err), line)) from None
         except msgspec.DecodeError as err:
-            detail = str(err).replace("JSON is malformed: ", "")
-            if detail == "Input data was truncated":
-                detail = "the line ends before the JSON object does"
-            at = re.search(r" \(byte (\d+)\)$", detail)
-            if at:
-                detail = f"{detail[: at.start()]} at column {int(at.group(1)) + 1}"
-            return ParseError(
-                src, lineno, f"not valid JSON ({detail}); each line must be one JSON object"
+            raise ParseError(src, lineno, _explain_decode(str(err), line)) from None
+        lines.append(lineno)
+    return recs, lines
+
+
+def _explain_decode(message: str, line: bytes) -> str:
+    """Say why a line is not JSON, naming NaN and Infinity, which JSON has no room for."""
+    detail = message.replace("JSON is malformed: ", "")
+    if detail == "Input data was truncated":
+        return (
+            "not valid JSON (the line ends before the JSON object does); "
+            "each line must be one JSON object"
+        )
+    at = re.search(r" \(byte (\d+)\)$", detail)
+    if at:
+        byte = int(at.group(1))
+        if byte > 0 and line[byte - 1 : byte] == b"-":
+            byte -= 1  # the sign belongs to the token
+        token = re.match(rb"-?(NaN|Infinity|inf|nan)", line[byte:])
+        if token:
+            key = re.search(rb'"([^"]*)"\s*:\s*$', line[:byte])
+            field = f'"{key.group(1).decode(errors="replace")}" ' if key else "a number "
+            return (
+                f"{field}must be a finite number, got {token.group(0).decode()} "
+                '(not valid JSON; write a number, or null with an "error")'
             )
-    return ParseError(src, None, f"could not be read as JSON Lines ({exc})")
+        if detail.startswith("trailing characters"):
+            return "more than one JSON value on the line; each line must be one JSON object"
+        detail = f"{detail[: at.start()]} at column {byte + 1}"
+    return f"not valid JSON ({detail}); each line must be one JSON object"
 
 
 def _explain(message: str, line: bytes) -> str:
@@ -218,14 +255,6 @@ def _raw_value(line: bytes, path: str) -> str:
         return "a value of the wrong type"
     text = msgspec.json.encode(value).decode()
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _line_numbers(data: bytes, n: int) -> list[int] | range:
-    """1-based line of each record (blank lines hold no record)."""
-    newlines = data.count(b"\n")
-    if newlines + (0 if data.endswith(b"\n") else 1) == n:
-        return range(1, n + 1)  # no blank lines: the common case, and free
-    return [i for i, line in enumerate(data.split(b"\n"), start=1) if line.strip()]
 
 
 def _error_text(value: Any) -> str | None:
@@ -276,7 +305,7 @@ def _scorer_columns(recs: list[Any]) -> dict[str, list[float | None]]:
     return {name: [d.get(name) if d is not None else None for d in per_record] for name in names}
 
 
-def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
+def _to_run(src: str, lines: Sequence[int], recs: list[Any], keep_text: bool) -> Run:
     n = len(recs)
     test_ids: list[Any] = _fill(
         [r.test_id for r in recs],
@@ -287,11 +316,20 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
         i = test_ids.index(None)
         raise ParseError(
             src,
-            line_number(data, i),
+            lines[i],
             'record has no "test_id" (nor "eval_id" or "testId"); every record needs one',
         )
     if not all(type(t) is str for t in test_ids):
         test_ids = [str(t) for t in test_ids]
+    if "" in test_ids:
+        i = test_ids.index("")
+        raise ParseError(src, lines[i], '"test_id" is empty; every record needs a test id')
+    targets = [r.target for r in recs]
+    if "" in targets:
+        i = targets.index("")
+        raise ParseError(
+            src, lines[i], '"target" is empty; name the target, or leave the field out'
+        )
 
     errors: dict[int, str] = {}
     raw_errors = [r.error for r in recs]
@@ -318,7 +356,7 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
             else:
                 raise ParseError(
                     src,
-                    line_number(data, i),
+                    lines[i],
                     f'record {test_ids[i]!r} has no "score"; every record needs a number '
                     '(or an "error" for an attempt that did not run)',
                 )
@@ -380,12 +418,12 @@ def _to_run(src: str, data: bytes, recs: list[Any], keep_text: bool) -> Run:
             "metadata": [r.metadata for r in recs],
         }
     return Run.from_columns(
-        lines=_line_numbers(data, n),
+        lines=lines,
         source=src,
         format=NAME,
         test_id=test_ids,
         score=scores,
-        target=[r.target for r in recs],
+        target=targets,
         passed=[r.passed for r in recs],
         attempt=[r.attempt for r in recs],
         latency_ms=latency,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evaldelta.errors import InputError
 from evaldelta.model import Run
 
 if TYPE_CHECKING:
@@ -129,6 +130,9 @@ def cases(run: Run, target: str | None = None, *, label: str | None = None) -> C
     from evaldelta.errors import PairingError
 
     if target is not None:
+        if run.has_unnamed_target:
+            # Records without a target would silently drop out of the comparison.
+            raise missing_target_error(run)
         code = run.target_code(target)
     elif len(run.targets) == 1:
         code = 0
@@ -139,3 +143,19 @@ def cases(run: Run, target: str | None = None, *, label: str | None = None) -> C
             "choose one to compare (--baseline/--candidate TARGET on the command line)"
         )
     return case_matrix(run, [code]).column(0, label=label)
+
+
+def missing_target_error(run: Run) -> InputError:
+    """The error for a run where a target is needed but some record names none."""
+    import numpy as np
+
+    code = run.targets.index(None)
+    first = int(np.flatnonzero(run.target_index == code)[0])
+    if run.lines is not None:
+        where = f"{run.source}:{int(run.lines[first])}"
+    else:
+        where = f"{run.source} (record {first + 1})"
+    return InputError(
+        f'{where}: record has no "target"; comparing the targets of one combined file '
+        "needs a target on every record (or pass two files to compare them pairwise)"
+    )

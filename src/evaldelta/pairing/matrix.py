@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evaldelta.errors import InputError, PairingError, UsageError
+from evaldelta.errors import PairingError, UsageError
 from evaldelta.model import Run
-from evaldelta.pairing.cases import case_matrix
+from evaldelta.pairing.cases import case_matrix, missing_target_error
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
     Comparison,
@@ -63,20 +63,22 @@ class MatrixComparison:
         rows = []
         score_rows = self.scores.tolist()
         attempt_rows = self.attempts.tolist()
-        for tid, scores, attempts in zip(self.test_ids, score_rows, attempt_rows, strict=True):
-            rows.append(
-                {
-                    "test_id": tid,
-                    "scores": {
-                        t: clean(s)
-                        for t, s, a in zip(self.targets, scores, attempts, strict=True)
-                        if a > 0
-                    },
-                    "attempts": {
-                        t: a for t, a in zip(self.targets, attempts, strict=True) if a > 0
-                    },
-                }
-            )
+        error_rows = self.errors.tolist()
+        for tid, scores, attempts, errors in zip(
+            self.test_ids, score_rows, attempt_rows, error_rows, strict=True
+        ):
+            row: dict[str, Any] = {
+                "test_id": tid,
+                "scores": {
+                    t: clean(s)
+                    for t, s, a in zip(self.targets, scores, attempts, strict=True)
+                    if a > 0
+                },
+                "attempts": {t: a for t, a in zip(self.targets, attempts, strict=True) if a > 0},
+            }
+            if any(errors):
+                row["errors"] = {t: e for t, e in zip(self.targets, errors, strict=True) if e > 0}
+            rows.append(row)
         return {
             "source": self.source,
             "targets": list(self.targets),
@@ -85,6 +87,7 @@ class MatrixComparison:
             "matrix": rows,
             "pairwise": [p.to_dict() for p in self.pairwise],
             "regressions": [p.candidate for p in self.regressions],
+            "errors": dict(zip(self.targets, self.errors.sum(axis=0).tolist(), strict=True)),
         }
 
 
@@ -107,7 +110,7 @@ def compare_matrix(
 
         run = load(run, keep_text=False)
     if run.has_unnamed_target:
-        raise InputError(_no_target_message(run))
+        raise missing_target_error(run)
 
     if targets:
         dupes = sorted({t for t in targets if list(targets).count(t) > 1})
@@ -149,19 +152,4 @@ def compare_matrix(
         attempts=grid.attempts,
         errors=grid.errors,
         pairwise=pairwise,
-    )
-
-
-def _no_target_message(run: Run) -> str:
-    import numpy as np
-
-    code = run.targets.index(None)
-    first = int(np.flatnonzero(run.target_index == code)[0])
-    if run.lines is not None:
-        where = f"{run.source}:{int(run.lines[first])}"
-    else:
-        where = f"{run.source} (record {first + 1})"
-    return (
-        f'{where}: record has no "target"; comparing the targets of one combined file '
-        "needs a target on every record (or pass two files to compare them pairwise)"
     )

@@ -29,6 +29,19 @@ class Style:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
+#: Glyphs the tables use, and plain-ASCII stand-ins for terminals that lack them.
+UNICODE_GLYPHS = {"win": "✓ win", "loss": "✗ loss", "arrow": "→", "rule": "─", "delta": "Δ"}
+ASCII_GLYPHS = {"win": "+ win", "loss": "x loss", "arrow": "->", "rule": "-", "delta": "delta"}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (newlines, escape codes...) shown escaped, so
+    that an id from a results file can neither break a table row nor drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def width(text: str) -> int:
     """Columns ``text`` takes in a terminal (ANSI codes not counted)."""
     if text.isascii():
@@ -61,7 +74,8 @@ def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def clip_list(items: list[str], limit: int = 5) -> str:
-    """``a, b, c`` or ``a, b, ... (+3 more)``."""
+def clip_list(items: list[str], total: int | None = None, limit: int = 5) -> str:
+    """``a, b, c`` or ``a, b, ... (+3 more)``; ``total`` when ``items`` is already cut."""
+    total = len(items) if total is None else total
     shown = ", ".join(items[:limit])
-    return shown if len(items) <= limit else f"{shown}, ... (+{len(items) - limit} more)"
+    return shown if total <= limit else f"{shown}, ... (+{total - limit} more)"

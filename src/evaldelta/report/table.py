@@ -11,7 +11,17 @@ import math
 
 from evaldelta.pairing.matrix import MatrixComparison
 from evaldelta.pairing.pairwise import Comparison
-from evaldelta.report._text import Style, clip_list, ljust, plural, rjust, width
+from evaldelta.report._text import (
+    ASCII_GLYPHS,
+    UNICODE_GLYPHS,
+    Style,
+    clip_list,
+    ljust,
+    plural,
+    printable,
+    rjust,
+    width,
+)
 
 __all__ = ["render_matrix_table", "render_table"]
 
@@ -19,9 +29,11 @@ _STATUS_STYLE = {"improved": "green", "regressed": "red", "neutral": "gray"}
 
 
 def _signed(x: float, digits: int) -> str:
+    """``x`` with its sign; a value that would round to zero keeps its sign visible."""
     text = f"{x:+.{digits}f}"
-    # A delta that rounds to zero reads as "+0.00", never "-0.00".
-    return "+" + text[1:] if float(text) == 0 else text
+    if float(text) != 0 or x == 0:
+        return text
+    return f"{x:+.1g}"  # -0.0004, not "-0.000" or a misleading "+0.000"
 
 
 def _delta_style(x: float) -> str:
@@ -39,19 +51,25 @@ def _counts(c: Comparison, style: Style) -> str:
     )
 
 
-def render_table(c: Comparison, *, color: bool = False) -> str:
-    """The pairwise comparison as a table, ending with a newline."""
+def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) -> str:
+    """The pairwise comparison as a table, ending with a newline.
+
+    ``unicode=False`` draws with ASCII only, for terminals that cannot show ✓ or ─.
+    """
     st = Style(color)
-    title = f"{st('Comparing:', 'bold')} {st(c.baseline, 'cyan')} -> {st(c.candidate, 'cyan')}"
+    g = UNICODE_GLYPHS if unicode else ASCII_GLYPHS
+    base_label, cand_label = printable(c.baseline), printable(c.candidate)
+    title = f"{st('Comparing:', 'bold')} {st(base_label, 'cyan')} -> {st(cand_label, 'cyan')}"
     if c.baseline_source == c.candidate_source and c.baseline != c.baseline_source:
-        title += f" (targets of {c.baseline_source})"
+        title += f" (targets of {printable(c.baseline_source)})"
     lines = ["", title, ""]
     show_attempts = c.max_attempts > 1
 
     if not c.test_ids:
         lines.append(st("No test ids in common between the baseline and the candidate.", "yellow"))
     else:
-        id_w = max(7, *(width(t) for t in c.test_ids))
+        ids = [printable(t) for t in c.test_ids]
+        id_w = max(7, *(width(t) for t in ids))
         header = f"  {ljust('Test ID', id_w)}  {'Baseline':>8}  {'Candidate':>9}"
         rule = f"  {'-' * id_w}  {'-' * 8}  {'-' * 9}"
         if show_attempts:
@@ -59,15 +77,15 @@ def render_table(c: Comparison, *, color: bool = False) -> str:
             rule += f"  {'-' * 8}"
         lines.append(st(header + f"  {'Delta':>8}  Result", "dim"))
         lines.append(st(rule + f"  {'-' * 8}  {'-' * 8}", "dim"))
-        for m in c.matched():
-            row = f"  {ljust(m.test_id, id_w)}  {m.score1:8.2f}  {m.score2:9.2f}"
+        for tid, m in zip(ids, c.matched(), strict=True):
+            row = f"  {ljust(tid, id_w)}  {m.score1:8.2f}  {m.score2:9.2f}"
             if show_attempts:
                 row += f"  {f'{m.attempts1} / {m.attempts2}':>8}"
             delta = st(rjust(_signed(m.delta, 2), 8), _delta_style(m.delta))
             if m.outcome == "win":
-                outcome = st("✓ win", "green")
+                outcome = st(g["win"], "green")
             elif m.outcome == "loss":
-                outcome = st("✗ loss", "red")
+                outcome = st(g["loss"], "red")
             else:
                 outcome = st("= tie", "gray")
             lines.append(f"{row}  {delta}  {outcome}")
@@ -75,18 +93,19 @@ def render_table(c: Comparison, *, color: bool = False) -> str:
     notes = []
     if c.unmatched_baseline or c.unmatched_candidate:
         parts = []
-        for n, ids, where in (
+        for n, only, where in (
             (len(c.unmatched_baseline), c.unmatched_baseline, "baseline"),
             (len(c.unmatched_candidate), c.unmatched_candidate, "candidate"),
         ):
-            parts.append(f"{n} only in {where}" + (f" ({clip_list(ids)})" if ids else ""))
+            shown = clip_list([printable(i) for i in only[:5]], total=len(only))
+            parts.append(f"{n} only in {where}" + (f" ({shown})" if only else ""))
         notes.append(f"{st('Unmatched:', 'yellow')} {'; '.join(parts)}")
     s = c.summary
     if s.errors1 or s.errors2:
         notes.append(
             f"{st('Errors:', 'yellow')} {plural(s.errors1, 'attempt', 'attempts')} in baseline, "
-            f"{plural(s.errors2, 'attempt', 'attempts')} in candidate failed to run "
-            "(scored 0 unless they had a score)"
+            f"{plural(s.errors2, 'attempt', 'attempts')} in candidate had an error "
+            "(those without a score count as 0)"
         )
     if show_attempts:
         notes.append("Scores are means over each case's attempts (Attempts: baseline / candidate).")
@@ -103,22 +122,26 @@ def render_table(c: Comparison, *, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
+def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bool = True) -> str:
     """The N-way matrix and its pairwise summaries, ending with a newline."""
     st = Style(color)
+    g = UNICODE_GLYPHS if unicode else ASCII_GLYPHS
+    targets = [printable(t) for t in m.targets]
+    baseline = printable(m.baseline) if m.baseline is not None else None
     lines: list[str] = []
     if not m.test_ids:
         return st("No results to compare.", "yellow") + "\n"
 
     show_attempts = m.max_attempts > 1
     lines.append(
-        f"{st('Score matrix:', 'bold')} {st(m.source, 'cyan')} "
+        f"{st('Score matrix:', 'bold')} {st(printable(m.source), 'cyan')} "
         f"({plural(len(m.test_ids), 'test', 'tests')} x "
         f"{plural(len(m.targets), 'target', 'targets')})"
     )
     lines.append("")
-    headers = [f"{t} (baseline)" if t == m.baseline else t for t in m.targets]
-    id_w = max(7, *(width(t) for t in m.test_ids))
+    headers = [f"{t} (baseline)" if t == baseline else t for t in targets]
+    ids = [printable(t) for t in m.test_ids]
+    id_w = max(7, *(width(t) for t in ids))
     cell_w = [max(width(h), 8 if show_attempts else 4) for h in headers]
     base_col = m.targets.index(m.baseline) if m.baseline is not None else None
 
@@ -129,10 +152,10 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
             "bold",
         )
     )
-    lines.append(st("─" * (id_w + sum(w + 2 for w in cell_w)), "dim"))
+    lines.append(st(g["rule"] * (id_w + sum(w + 2 for w in cell_w)), "dim"))
     scores = m.scores.tolist()
     attempts = m.attempts.tolist()
-    for tid, row, counts in zip(m.test_ids, scores, attempts, strict=True):
+    for tid, row, counts in zip(ids, scores, attempts, strict=True):
         cells = []
         for j, (score, n, w) in enumerate(zip(row, counts, cell_w, strict=True)):
             if n == 0 or math.isnan(score):
@@ -145,21 +168,36 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
                     text = st(text, "green" if diff > 0 else "red")
             cells.append(f"  {rjust(text, w)}")
         lines.append(ljust(tid, id_w) + "".join(cells))
-    if show_attempts:
+    errors = m.errors.sum(axis=0).tolist()
+    if show_attempts or any(errors):
         lines.append("")
+    if show_attempts:
         lines.append("(n): mean score over n attempts")
+    if any(errors):
+        counts_by_target = ", ".join(
+            f"{t} {plural(n, 'attempt', 'attempts')}"
+            for t, n in zip(targets, errors, strict=True)
+            if n
+        )
+        lines.append(
+            f"{st('Errors:', 'yellow')} {counts_by_target} had an error "
+            "(those without a score count as 0)"
+        )
 
     if m.pairwise:
         lines.append("")
         lines.append(st("Pairwise Summary:", "bold"))
-        labels = [f"  {p.baseline} → {p.candidate}:" for p in m.pairwise]
+        arrow = g["arrow"]
+        labels = [
+            f"  {printable(p.baseline)} {arrow} {printable(p.candidate)}:" for p in m.pairwise
+        ]
         label_w = max(width(label) for label in labels)
         for label, p in zip(labels, m.pairwise, strict=True):
             if not p.test_ids:
                 lines.append(f"{ljust(label, label_w)}  {st('no tests in common', 'yellow')}")
                 continue
             mean = st(_signed(p.summary.mean_delta, 3), _delta_style(p.summary.mean_delta))
-            line = f"{ljust(label, label_w)}  {_counts(p, st)}  ({st('Δ', 'bold')} {mean})"
+            line = f"{ljust(label, label_w)}  {_counts(p, st)}  ({st(g['delta'], 'bold')} {mean})"
             unmatched = len(p.unmatched_baseline) + len(p.unmatched_candidate)
             if unmatched:
                 line += f"  [{unmatched} unmatched]"
@@ -168,19 +206,19 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False) -> str:
             lines.append(line)
     elif len(m.targets) == 1:
         lines.append("")
-        lines.append(f"Only one target ({m.targets[0]}): nothing to compare it with.")
+        lines.append(f"Only one target ({targets[0]}): nothing to compare it with.")
 
     if m.baseline is not None and len(m.targets) > 1:
         lines.append("")
-        regressed = [p.candidate for p in m.regressions]
-        unjudged = [p.candidate for p in m.pairwise if not p.test_ids]
+        regressed = [printable(p.candidate) for p in m.regressions]
+        unjudged = [printable(p.candidate) for p in m.pairwise if not p.test_ids]
         if regressed:
-            lines.append(st(f"Regressed vs {m.baseline}: ", "red", "bold") + ", ".join(regressed))
+            lines.append(st(f"Regressed vs {baseline}: ", "red", "bold") + ", ".join(regressed))
         elif not unjudged:
-            lines.append(st(f"No target regressed vs {m.baseline}.", "green"))
+            lines.append(st(f"No target regressed vs {baseline}.", "green"))
         if unjudged:
             lines.append(
-                st(f"Cannot judge vs {m.baseline} (no tests in common): ", "yellow")
+                st(f"Cannot judge vs {baseline} (no tests in common): ", "yellow")
                 + ", ".join(unjudged)
             )
     return "\n".join(lines) + "\n"
