@@ -574,7 +574,8 @@ def test_matrix_shows_errors(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-
 def test_same_target_twice_and_misplaced_file(evaldelta: Cli) -> None:
     _bad(
         evaldelta("compare", COMBINED, "--baseline", "gpt-4.1", "--candidate", "gpt-4.1"),
-        "--baseline and --candidate are both 'gpt-4.1': a target compared with itself tells nothing",
+        "--baseline and --candidate are both 'gpt-4.1': "
+        "a target compared with itself tells nothing",
     )
     _bad(
         evaldelta("compare", "--targets", "gpt-4.1", "gpt-5-mini", COMBINED),
