@@ -121,10 +121,14 @@ class Run:
         "attempt",
         "categories",
         "category_index",
+        "config",
         "cost_usd",
         "error_kinds",
         "errors",
+        "extra",
+        "finished_at",
         "format",
+        "input_hash",
         "input_tokens",
         "is_error",
         "latency_ms",
@@ -135,6 +139,8 @@ class Run:
         "score",
         "scorer_scores",
         "source",
+        "started_at",
+        "status",
         "tags",
         "target_index",
         "targets",
@@ -146,6 +152,12 @@ class Run:
 
     source: str
     format: str
+    status: str
+    config: dict[str, Any]
+    started_at: str | None
+    finished_at: str | None
+    input_hash: IntArray
+    extra: dict[str, list[Any]]
     test_ids: list[str]
     targets: list[str | None]
     categories: list[str]
@@ -199,10 +211,19 @@ class Run:
         scorer_scores: Mapping[str, Sequence[float | None]] | None = None,
         texts: Mapping[str, Sequence[Any]] | None = None,
         lines: Sequence[int] | None = None,
+        input_hash: Sequence[int] | None = None,
+        extra: Mapping[str, Sequence[Any]] | None = None,
+        status: str = "complete",
+        config: Mapping[str, Any] | None = None,
+        started_at: str | None = None,
+        finished_at: str | None = None,
     ) -> Run:
         """Build a run from plain columns of equal length (``None`` = absent).
 
         ``errors``, ``error_kinds`` and ``tags`` are sparse: record index -> value.
+        ``input_hash`` fingerprints each record's input (0 = no input); ``extra`` holds
+        any further fields a reader was asked for. ``status`` is ``complete`` or
+        ``interrupted``; ``config`` what the run declares about its settings.
         """
         import numpy as np
 
@@ -261,6 +282,16 @@ class Run:
         return cls(
             source=source,
             format=format,
+            status=status,
+            config=dict(config or {}),
+            started_at=started_at,
+            finished_at=finished_at,
+            input_hash=(
+                np.zeros(n, dtype=np.int64)
+                if input_hash is None
+                else np.asarray(input_hash, dtype=np.int64)
+            ),
+            extra={k: list(v) for k, v in (extra or {}).items()},
             test_ids=test_ids,
             targets=targets,
             categories=categories,
@@ -460,6 +491,12 @@ class Run:
         return Run(
             source=self.source,
             format=self.format,
+            status=self.status,
+            config=dict(self.config),
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            input_hash=self.input_hash[idx],
+            extra={k: [v[i] for i in idx.tolist()] for k, v in self.extra.items()},
             test_ids=test_ids,
             targets=targets,
             categories=categories,

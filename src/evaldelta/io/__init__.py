@@ -9,7 +9,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -36,19 +36,27 @@ def formats() -> list[str]:
     return [r.name for r in READERS]
 
 
-def load(path: str | os.PathLike[str], *, format: str | None = None, keep_text: bool = True) -> Run:
+def load(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    keep_text: bool = True,
+    extra_fields: Sequence[str] = (),
+) -> Run:
     """Read a results file (or a run directory) into a :class:`~evaldelta.model.Run`.
 
     Args:
         path: a results file, a ``.gz`` of one, or a run directory holding ``index.jsonl``.
         format: force a reader by name instead of sniffing the content.
         keep_text: keep inputs, outputs and expected answers (costs memory on big runs).
+        extra_fields: further per-record fields to keep, in ``run.extra`` (e.g. a
+            document id to cluster cases by).
     """
     file = resolve(path)
     if format is not None:
         for reader in READERS:
             if reader.name == format:
-                return reader.read(file, keep_text=keep_text)
+                return reader.read(file, keep_text=keep_text, extra_fields=extra_fields)
         raise UnknownFormatError(
             f"unknown input format {format!r}; choose one of: {', '.join(formats())}"
         )
@@ -57,7 +65,7 @@ def load(path: str | os.PathLike[str], *, format: str | None = None, keep_text: 
         return jsonl.read(file, keep_text=keep_text)  # reports the empty file
     for reader in READERS:
         if reader.sniff(head):
-            return reader.read(file, keep_text=keep_text)
+            return reader.read(file, keep_text=keep_text, extra_fields=extra_fields)
     start = head.lstrip()[:1]
     if start in (b"[", b"{"):
         what = "a JSON array" if start == b"[" else "one pretty-printed JSON document"

@@ -21,6 +21,7 @@ A record with an error and no score scores 0 (and is counted as an error).
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,15 @@ class _Record(msgspec.Struct, gc=False):
     safety_failure: bool | None = None
     category: str | None = None
     tags: list[str] | dict[str, Any] | None = None
+    # Kept undecoded: fingerprinted to tell whether two runs asked the same questions.
+    input: msgspec.Raw = msgspec.Raw(b"")
+    timestamp: str | None = None
+    start_time: str | None = None
+    run_status: str | None = None
+    config: dict[str, Any] | None = None
 
 
 class _RecordWithText(_Record, gc=False):
-    input: Any = None
     output: Any = None
     answer: Any = None
     expected: Any = None
@@ -110,6 +116,22 @@ _DECODERS: dict[bool, msgspec.json.Decoder[Any]] = {
     False: msgspec.json.Decoder(_Record),
     True: msgspec.json.Decoder(_RecordWithText),
 }
+
+#: ``run_status`` values by which a record says its run did not finish.
+INTERRUPTED_STATUSES = frozenset({"interrupted", "incomplete", "cancelled", "canceled", "error"})
+
+
+def _decoder(keep_text: bool, extra_fields: tuple[str, ...]) -> msgspec.json.Decoder[Any]:
+    """The decoder for records, with any extra top-level fields the caller asked for."""
+    base = _RecordWithText if keep_text else _Record
+    wanted = [f for f in extra_fields if f not in base.__struct_fields__ and f != "input"]
+    if not wanted:
+        return _DECODERS[keep_text]
+    fields = [(f"extra_{i}", Any, None) for i in range(len(wanted))]
+    rename = {f"extra_{i}": name for i, name in enumerate(wanted)}
+    struct = msgspec.defstruct("_RecordExtra", fields, bases=(base,), rename=rename, gc=False)
+    return msgspec.json.Decoder(struct)
+
 
 _EXPECTED_WORDS = {
     "float": "a number",
@@ -135,25 +157,30 @@ def sniff(head: bytes) -> bool:
     return first.startswith(b"{") and first != b"{"
 
 
-def read(path: Path, *, keep_text: bool = True) -> Run:
-    """Read a JSONL results file into a :class:`Run`."""
+def read(path: Path, *, keep_text: bool = True, extra_fields: Sequence[str] = ()) -> Run:
+    """Read a JSONL results file into a :class:`Run`.
+
+    ``extra_fields``: further top-level fields to keep (e.g. a document id to cluster by).
+    """
     data = read_bytes(path)
     src = str(path)
     if not data or data.isspace():  # isspace stops at the first non-blank: no copy
         raise ParseError(
             src, None, "is empty: no records to compare; check the eval wrote its results"
         )
+    extra = tuple(dict.fromkeys(extra_fields))
+    decoder = _decoder(keep_text, extra)
     with paused_gc():
         try:
-            recs: list[_Record] = _DECODERS[keep_text].decode_lines(data)
+            recs: list[_Record] = decoder.decode_lines(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             recs = []  # the line-by-line reading below names the bad line
         lines: Sequence[int]
         if recs and _one_object_per_line(data, len(recs)):
             lines = range(1, len(recs) + 1)
         else:
-            recs, lines = _decode_by_line(src, data, keep_text)
-        return _to_run(src, lines, recs, keep_text)
+            recs, lines = _decode_by_line(src, data, decoder)
+        return _to_run(src, lines, recs, keep_text, extra)
 
 
 def _one_object_per_line(data: bytes, n: int) -> bool:
@@ -165,10 +192,11 @@ def _one_object_per_line(data: bytes, n: int) -> bool:
     return lines == n and opening == n
 
 
-def _decode_by_line(src: str, data: bytes, keep_text: bool) -> tuple[list[Any], list[int]]:
+def _decode_by_line(
+    src: str, data: bytes, decoder: msgspec.json.Decoder[Any]
+) -> tuple[list[Any], list[int]]:
     """Decode line by line, so that every record knows its line and a line that is not
     exactly one JSON object is named."""
-    decoder = _DECODERS[keep_text]
     recs: list[Any] = []
     lines: list[int] = []
     for lineno, line in enumerate(data.split(b"\n"), start=1):
@@ -305,7 +333,34 @@ def _scorer_columns(recs: list[Any]) -> dict[str, list[float | None]]:
     return {name: [d.get(name) if d is not None else None for d in per_record] for name in names}
 
 
-def _to_run(src: str, lines: Sequence[int], recs: list[Any], keep_text: bool) -> Run:
+def _input_hashes(recs: list[Any]) -> list[int]:
+    """A 63-bit fingerprint of each record's raw input (0 where it has none)."""
+    out = []
+    crc32, adler32 = zlib.crc32, zlib.adler32
+    for r in recs:
+        raw = r.input
+        if len(raw) == 0 or (len(raw) == 4 and bytes(raw) == b"null"):
+            out.append(0)
+        else:
+            out.append(((crc32(raw) << 31) ^ adler32(raw)) or 1)
+    return out
+
+
+def _run_facts(recs: list[Any]) -> tuple[str, dict[str, Any], str | None, str | None]:
+    """Status, config, and first and last timestamp declared by the records."""
+    statuses = {r.run_status.lower() for r in recs if r.run_status is not None}
+    status = "interrupted" if statuses & INTERRUPTED_STATUSES else "complete"
+    config: dict[str, Any] = next((r.config for r in recs if r.config), {})
+    stamps = [
+        t for t in (r.timestamp if r.timestamp is not None else r.start_time for r in recs) if t
+    ]
+    # ISO 8601 stamps in one time zone sort as text; the extremes are all we need.
+    return status, config, (min(stamps) if stamps else None), (max(stamps) if stamps else None)
+
+
+def _to_run(
+    src: str, lines: Sequence[int], recs: list[Any], keep_text: bool, extra: tuple[str, ...] = ()
+) -> Run:
     n = len(recs)
     test_ids: list[Any] = _fill(
         [r.test_id for r in recs],
@@ -410,15 +465,30 @@ def _to_run(src: str, lines: Sequence[int], recs: list[Any], keep_text: bool) ->
     texts = None
     if keep_text:
         texts = {
-            "input": [r.input for r in recs],
+            "input": [msgspec.json.decode(r.input) if len(r.input) else None for r in recs],
             "output": _fill([r.output for r in recs], lambda: [r.answer for r in recs]),
             "expected": _fill(
                 [r.expected for r in recs], lambda: [r.expected_output for r in recs]
             ),
             "metadata": [r.metadata for r in recs],
         }
+    status, config, started_at, finished_at = _run_facts(recs)
+    extra_columns: dict[str, list[Any]] = {}
+    if extra:
+        names = [f for f in extra if f not in _RecordWithText.__struct_fields__ and f != "input"]
+        for i, name in enumerate(names):
+            extra_columns[name] = [getattr(r, f"extra_{i}") for r in recs]
+        for name in extra:
+            if name not in extra_columns and name in _Record.__struct_fields__:
+                extra_columns[name] = [getattr(r, name, None) for r in recs]
     return Run.from_columns(
         lines=lines,
+        status=status,
+        config=config,
+        started_at=started_at,
+        finished_at=finished_at,
+        input_hash=_input_hashes(recs),
+        extra=extra_columns,
         source=src,
         format=NAME,
         test_id=test_ids,
