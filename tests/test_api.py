@@ -19,7 +19,7 @@ def test_compare_stays_a_function_after_importing_the_pairing_package() -> None:
     import evaldelta.pairing.pairwise  # the import is the point
 
     assert callable(evaldelta.compare)
-    assert evaldelta.compare is evaldelta.pairing.pairwise.compare
+    assert evaldelta.compare is evaldelta.api.compare
 
 
 def test_to_dict_is_the_cli_json() -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "ParseError",
     "Record",
     "Run",
+    "Settings",
     "UnknownFormatError",
     "UsageError",
     "__version__",
@@ -36,10 +37,11 @@ __all__ = [
 ]
 
 _LAZY = {
-    "compare": "evaldelta.pairing.pairwise",
+    "compare": "evaldelta.api",
     "Comparison": "evaldelta.pairing.pairwise",
     "MatchedCase": "evaldelta.pairing.pairwise",
-    "compare_matrix": "evaldelta.pairing.matrix",
+    "compare_matrix": "evaldelta.api",
+    "Settings": "evaldelta.analysis",
     "MatrixComparison": "evaldelta.pairing.matrix",
     "load": "evaldelta.io",
     "Record": "evaldelta.model",
@@ -53,6 +55,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from evaldelta.analysis import Settings
+    from evaldelta.api import compare, compare_matrix
     from evaldelta.errors import (
         EvalDeltaError,
         InputError,
@@ -63,8 +67,8 @@ if TYPE_CHECKING:
     )
     from evaldelta.io import load
     from evaldelta.model import Record, Run
-    from evaldelta.pairing.matrix import MatrixComparison, compare_matrix
-    from evaldelta.pairing.pairwise import Comparison, MatchedCase, compare
+    from evaldelta.pairing.matrix import MatrixComparison
+    from evaldelta.pairing.pairwise import Comparison, MatchedCase
 
 
 def __getattr__(name: str) -> Any:

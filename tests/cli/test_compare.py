@@ -32,7 +32,8 @@ def test_pairwise_table_of_the_seed(evaldelta: Cli) -> None:
     assert "  safety-check       0.70       0.90     +0.20  ✓ win" in lines
     assert "  accuracy-test      0.85       0.80     -0.05  = tie" in lines
     assert "  latency-eval       0.90       0.75     -0.15  ✗ loss" in lines
-    assert lines[-1] == "Summary: 1 win, 1 loss, 1 tie | Mean delta: +0.000 | Status: neutral"
+    assert "Summary: 1 win, 1 loss, 1 tie | Mean delta: +0.000 | Status: neutral" in lines
+    assert lines[-1].startswith("Verdict: Inconclusive. this could be chance")
 
 
 def test_regression_exits_1_and_improvement_exits_0(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
@@ -193,9 +194,12 @@ def test_matrix_of_a_combined_file(evaldelta: Cli) -> None:
     assert "code-generation                    0.70     0.80        0.75" in lines
     assert "summarization                      0.85     0.90        0.80" in lines
     assert "Pairwise Summary:" in lines
-    assert "  gemini-3-flash-preview → gpt-4.1:     1 win, 0 losses, 2 ties  (Δ +0.033)" in lines
-    assert "  gemini-3-flash-preview → gpt-5-mini:  0 wins, 0 losses, 3 ties  (Δ +0.017)" in lines
-    assert "  gpt-4.1 → gpt-5-mini:                 1 win, 1 loss, 1 tie  (Δ -0.017)" in lines
+    for expected in (
+        "  gemini-3-flash-preview → gpt-4.1:     1 win, 0 losses, 2 ties  (Δ +0.033)",
+        "  gemini-3-flash-preview → gpt-5-mini:  0 wins, 0 losses, 3 ties  (Δ +0.017)",
+        "  gpt-4.1 → gpt-5-mini:                 1 win, 1 loss, 1 tie  (Δ -0.017)",
+    ):
+        assert any(line.startswith(expected) for line in lines), expected
 
 
 def test_combined_pairwise_with_baseline_and_candidate(evaldelta: Cli) -> None:
@@ -204,7 +208,7 @@ def test_combined_pairwise_with_baseline_and_candidate(evaldelta: Cli) -> None:
     lines = r.out.splitlines()
     assert f"Comparing: gpt-4.1 -> gpt-5-mini (targets of {COMBINED})" in lines
     assert "  greeting             0.85       0.95     +0.10  ✓ win" in lines
-    assert lines[-1] == "Summary: 1 win, 1 loss, 1 tie | Mean delta: -0.017 | Status: regressed"
+    assert "Summary: 1 win, 1 loss, 1 tie | Mean delta: -0.017 | Status: regressed" in lines
     r = evaldelta("compare", COMBINED, "-b", "gpt-5-mini", "-c", "gpt-4.1")
     assert r.code == 0
     assert "Status: improved" in r.out
@@ -236,7 +240,10 @@ def test_targets_limit_the_matrix(evaldelta: Cli) -> None:
     lines = r.out.splitlines()
     assert "Test ID          gpt-5-mini  gpt-4.1" in lines
     assert "gemini" not in r.out
-    assert "  gpt-5-mini → gpt-4.1:  1 win, 1 loss, 1 tie  (Δ +0.017)" in lines
+    assert any(
+        line.startswith("  gpt-5-mini → gpt-4.1:  1 win, 1 loss, 1 tie  (Δ +0.017)")
+        for line in lines
+    )
     # Repeating the flag works too, as agentv's --targets does.
     again = evaldelta("compare", COMBINED, "--targets", "gpt-5-mini", "--targets", "gpt-4.1")
     assert again.out == r.out

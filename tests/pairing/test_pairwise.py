@@ -7,7 +7,8 @@ import pytest
 
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.model import Record, Run
-from evaldelta.pairing.pairwise import classify, compare
+from evaldelta.pairing.pairwise import classify
+from evaldelta.pairing.pairwise import pair as compare
 from tests.conftest import FIXTURES
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from evaldelta.pairing.matrix import compare_matrix
-from evaldelta.pairing.pairwise import compare
+from evaldelta.pairing.matrix import build_matrix as compare_matrix
+from evaldelta.pairing.pairwise import pair as compare
 from evaldelta.report.json import render_json
 from tests.conftest import FIXTURES
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.matrix import compare_matrix
-from evaldelta.pairing.pairwise import compare
+from evaldelta.pairing.matrix import build_matrix as compare_matrix
+from evaldelta.pairing.pairwise import pair as compare
 from evaldelta.report._text import width
 from evaldelta.report.table import render_matrix_table, render_table
 from tests.conftest import FIXTURES

@@ -27,6 +27,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from evaldelta import __version__
     from evaldelta.cli import compare as compare_cmd
+    from evaldelta.cli import gate as gate_cmd
+    from evaldelta.cli import power as power_cmd
 
     parser = _Parser(
         prog="evaldelta",
@@ -39,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     compare_cmd.add_parser(commands)
+    gate_cmd.add_parser(commands)
+    power_cmd.add_parser(commands)
     return parser
 
 

@@ -14,6 +14,13 @@ from evaldelta.cli import (
     use_color,
     write_output,
 )
+from evaldelta.cli._options import (
+    add_input_options,
+    add_output_options,
+    add_statistics_options,
+    load_for,
+    settings_from,
+)
 from evaldelta.errors import UsageError
 
 HELP = """\
@@ -34,14 +41,16 @@ exit codes:
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "compare",
-        help="compare evaluation runs case by case",
-        description="Compare evaluation runs case by case: deltas, wins, losses and ties.",
+        help="compare evaluation runs case by case, with statistics and a verdict",
+        description=(
+            "Compare evaluation runs case by case: deltas, wins, losses and ties, "
+            "confidence intervals, exact McNemar, and a verdict."
+        ),
         epilog=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("results", nargs="*", metavar="RESULTS", help="one combined file, or two files")
-    p.add_argument("-b", "--baseline", metavar="TARGET", help="target to use as the baseline")
-    p.add_argument("-c", "--candidate", metavar="TARGET", help="target to use as the candidate")
+    add_input_options(p)
     p.add_argument(
         "--targets",
         nargs="+",
@@ -49,32 +58,8 @@ def add_parser(commands: Any) -> None:
         metavar="TARGET",
         help="targets to include in the matrix, in this order",
     )
-    p.add_argument(
-        "-t",
-        "--threshold",
-        type=float,
-        default=0.1,
-        help="score delta that counts as a win or a loss (default: 0.1)",
-    )
-    p.add_argument(
-        "-f", "--format", choices=("table", "json"), default="table", help="output format"
-    )
-    p.add_argument(
-        "--json", dest="format", action="store_const", const="json", help="same as --format json"
-    )
-    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
-    p.add_argument(
-        "--input-format",
-        metavar="NAME",
-        help="read the results as this format instead of guessing from the content (jsonl)",
-    )
-    p.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour the table (auto: on a terminal, unless NO_COLOR is set)",
-    )
-    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    add_statistics_options(p)
+    add_output_options(p, ("table", "json"))
     p.set_defaults(run=run)
 
 
@@ -100,22 +85,22 @@ def run(args: argparse.Namespace) -> int:
             "a target compared with itself tells nothing"
         )
 
-    def load(path: str) -> Any:
-        from evaldelta.io import load as load_run
+    settings = settings_from(args)
 
-        return load_run(path, format=args.input_format, keep_text=False)
+    def load(path: str) -> Any:
+        return load_for(args, path)
 
     if len(files) == 2:
         if args.targets:
             raise UsageError("--targets is for the matrix of one combined file, not for two files")
-        from evaldelta.pairing.pairwise import compare
+        from evaldelta.api import compare
 
         result: Any = compare(
             load(files[0]),
             load(files[1]),
-            args.threshold,
             baseline_target=args.baseline,
             candidate_target=args.candidate,
+            settings=settings,
         )
         return _emit(args, result, pairwise=True)
 
@@ -125,20 +110,20 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--targets is for the matrix; with --baseline and --candidate, drop --targets"
             )
-        from evaldelta.pairing.pairwise import compare
+        from evaldelta.api import compare
 
         result = compare(
             run_,
             run_,
-            args.threshold,
             baseline_target=args.baseline,
             candidate_target=args.candidate,
+            settings=settings,
         )
         return _emit(args, result, pairwise=True)
 
-    from evaldelta.pairing.matrix import compare_matrix
+    from evaldelta.api import compare_matrix
 
-    matrix = compare_matrix(run_, args.targets, args.baseline, args.threshold)
+    matrix = compare_matrix(run_, args.targets, args.baseline, settings=settings)
     return _emit(args, matrix, pairwise=False)
 
 

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from evaldelta.pairing.cases import CaseMatrix, Cases, case_matrix, cases
-from evaldelta.pairing.matrix import MatrixComparison, compare_matrix
+from evaldelta.pairing.matrix import MatrixComparison, build_matrix
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
     TOLERANCE,
@@ -15,8 +15,8 @@ from evaldelta.pairing.pairwise import (
     MatchedCase,
     Summary,
     classify,
-    compare,
     compare_cases,
+    pair,
 )
 
 __all__ = [
@@ -28,10 +28,10 @@ __all__ = [
     "MatchedCase",
     "MatrixComparison",
     "Summary",
+    "build_matrix",
     "case_matrix",
     "cases",
     "classify",
-    "compare",
     "compare_cases",
-    "compare_matrix",
+    "pair",
 ]

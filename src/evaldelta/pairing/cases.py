@@ -2,13 +2,15 @@
 
 A case's score is the mean over its attempts. (agentv keeps the last row of a
 repeated test id instead; we deliberately do not, since repeated attempts are
-there to be averaged.)
+there to be averaged.) Attempts that failed for infrastructure reasons
+(``error_kind: "infra"``: timeouts, rate limits, provider errors) are left out of
+every figure and only counted: they say nothing about the agent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from evaldelta.errors import InputError
@@ -17,12 +19,26 @@ from evaldelta.model import Run
 if TYPE_CHECKING:
     from evaldelta.model import BoolArray, FloatArray, IntArray
 
-__all__ = ["CaseMatrix", "Cases", "case_matrix", "cases"]
+__all__ = ["DEFAULT_PASS_THRESHOLD", "CaseMatrix", "Cases", "case_matrix", "cases"]
+
+#: An attempt without a ``passed`` flag passes when its score reaches this.
+DEFAULT_PASS_THRESHOLD = 0.5
+INFRA = "infra"
 
 
 @dataclass(frozen=True, slots=True)
 class Cases:
-    """The cases of one target, by column, in order of first appearance."""
+    """The cases of one target, by column, in order of first appearance.
+
+    Per case: ``score`` mean over the attempts that ran (infrastructure failures left
+    out; NaN when none ran); ``attempts`` all records; ``valid`` those that ran;
+    ``errors`` records with an error (infrastructure ones included); ``infra`` the
+    infrastructure failures; ``passes`` passing attempts among ``valid``; latency
+    (excluding waits), cost and tokens as means over the attempts that report them
+    (NaN when none does); ``safety`` whether any attempt had a safety failure;
+    ``first_record`` the index in the run of the case's first record; ``scorers``
+    per-scorer means.
+    """
 
     label: str
     source: str
@@ -31,6 +47,17 @@ class Cases:
     score: FloatArray
     attempts: IntArray
     errors: IntArray
+    valid: IntArray
+    infra: IntArray
+    passes: IntArray
+    latency_ms: FloatArray
+    cost_usd: FloatArray
+    input_tokens: FloatArray
+    output_tokens: FloatArray
+    safety: BoolArray
+    input_hash: IntArray
+    first_record: IntArray
+    scorers: dict[str, FloatArray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.test_ids)
@@ -40,13 +67,47 @@ class Cases:
         """Number of records (attempts) behind these cases."""
         return int(self.attempts.sum())
 
+    @property
+    def pass_rate(self) -> FloatArray:
+        """Share of each case's attempts that passed (NaN when none ran)."""
+        import numpy as np
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: FloatArray = np.where(
+                self.valid > 0, self.passes / np.maximum(self.valid, 1), np.nan
+            )
+        return out
+
+    def take(self, rows: IntArray) -> Cases:
+        """The cases at ``rows``, in that order."""
+        return Cases(
+            label=self.label,
+            source=self.source,
+            target=self.target,
+            test_ids=[self.test_ids[i] for i in rows.tolist()],
+            score=self.score[rows],
+            attempts=self.attempts[rows],
+            errors=self.errors[rows],
+            valid=self.valid[rows],
+            infra=self.infra[rows],
+            passes=self.passes[rows],
+            latency_ms=self.latency_ms[rows],
+            cost_usd=self.cost_usd[rows],
+            input_tokens=self.input_tokens[rows],
+            output_tokens=self.output_tokens[rows],
+            safety=self.safety[rows],
+            input_hash=self.input_hash[rows],
+            first_record=self.first_record[rows],
+            scorers={k: v[rows] for k, v in self.scorers.items()},
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CaseMatrix:
     """Cases of several targets side by side: rows = test ids, columns = targets.
 
-    ``present[i, j]`` says whether target ``j`` has test ``i``; where it has not,
-    ``score`` is NaN and ``attempts`` and ``errors`` are 0.
+    Every array is ``rows x targets`` with the meaning it has in :class:`Cases`;
+    where a target has no record of a test, ``attempts`` is 0 and means are NaN.
     """
 
     source: str
@@ -55,13 +116,26 @@ class CaseMatrix:
     score: FloatArray
     attempts: IntArray
     errors: IntArray
+    valid: IntArray
+    infra: IntArray
+    passes: IntArray
+    latency_ms: FloatArray
+    cost_usd: FloatArray
+    input_tokens: FloatArray
+    output_tokens: FloatArray
+    safety: BoolArray
+    input_hash: IntArray
+    first_record: IntArray
+    scorers: dict[str, FloatArray]
 
     @property
     def present(self) -> BoolArray:
-        return self.attempts > 0
+        """Where a target has a case that ran (at least one attempt not lost to infra)."""
+        return self.valid > 0
 
     def column(self, j: int, label: str | None = None) -> Cases:
-        """The cases of target ``j`` (rows where it has records, in row order)."""
+        """The cases of target ``j``, in row order (a case whose every attempt failed
+        for infrastructure reasons included: it has ``valid == 0`` and a NaN score)."""
         import numpy as np
 
         rows = np.flatnonzero(self.attempts[:, j] > 0)
@@ -74,10 +148,43 @@ class CaseMatrix:
             score=self.score[rows, j],
             attempts=self.attempts[rows, j],
             errors=self.errors[rows, j],
+            valid=self.valid[rows, j],
+            infra=self.infra[rows, j],
+            passes=self.passes[rows, j],
+            latency_ms=self.latency_ms[rows, j],
+            cost_usd=self.cost_usd[rows, j],
+            input_tokens=self.input_tokens[rows, j],
+            output_tokens=self.output_tokens[rows, j],
+            safety=self.safety[rows, j],
+            input_hash=self.input_hash[rows, j],
+            first_record=self.first_record[rows, j],
+            scorers={k: v[rows, j] for k, v in self.scorers.items()},
         )
 
 
-def case_matrix(run: Run, target_codes: Sequence[int]) -> CaseMatrix:
+def passed_mask(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> BoolArray:
+    """Whether each attempt passed: its ``passed`` flag, else its score >= the threshold."""
+    import numpy as np
+
+    by_score = run.score >= pass_threshold - 1e-12
+    out: BoolArray = np.where(run.passed >= 0, run.passed == 1, by_score)
+    return out
+
+
+def infra_mask(run: Run) -> BoolArray:
+    """Whether each attempt failed for infrastructure reasons."""
+    import numpy as np
+
+    mask = np.zeros(len(run), dtype=np.bool_)
+    infra = [i for i, kind in run.error_kinds.items() if kind.lower() == INFRA]
+    if infra:
+        mask[infra] = True
+    return mask
+
+
+def case_matrix(
+    run: Run, target_codes: Sequence[int], *, pass_threshold: float = DEFAULT_PASS_THRESHOLD
+) -> CaseMatrix:
     """Average each (test id, target) group of ``run`` for the targets given by code.
 
     Rows are test ids in order of first appearance among those targets' records;
@@ -102,30 +209,71 @@ def case_matrix(run: Run, target_codes: Sequence[int]) -> CaseMatrix:
     rank[order] = np.arange(len(used), dtype=np.int64)
     rows = rank[inverse.reshape(-1)]
     n = len(used)
-
-    cell = rows * k + cols
     size = n * k
-    attempts = np.bincount(cell, minlength=size)
-    sums = np.bincount(cell, weights=run.score[selected], minlength=size)
-    errors = np.bincount(cell, weights=run.is_error[selected], minlength=size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.where(attempts > 0, sums / np.maximum(attempts, 1), np.nan)
+    cell = rows * k + cols
+
+    infra = infra_mask(run)[selected]
+    ran = ~infra
+    ran_f = ran.astype(np.float64)
+
+    def count(mask: BoolArray) -> IntArray:
+        return np.bincount(cell, weights=mask, minlength=size).astype(np.int64).reshape(n, k)
+
+    def mean(values: FloatArray, only: BoolArray) -> FloatArray:
+        ok = only & ~np.isnan(values)
+        sums = np.bincount(cell, weights=np.where(ok, values, 0.0), minlength=size)
+        counts = np.bincount(cell, weights=ok, minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: FloatArray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        return out.reshape(n, k)
+
+    attempts = np.bincount(cell, minlength=size).astype(np.int64).reshape(n, k)
+    valid = np.bincount(cell, weights=ran_f, minlength=size).astype(np.int64).reshape(n, k)
+    wait = run.wait_ms[selected]
+    latency = run.latency_ms[selected] - np.where(np.isnan(wait), 0.0, wait)
+
+    # The first record of each cell (its input fingerprint) and of each row.
+    cells_seen, first_in_cell = np.unique(cell, return_index=True)
+    first_record = np.full(size, -1, dtype=np.int64)
+    first_record[cells_seen] = selected[first_in_cell]
+    input_hash = np.zeros(size, dtype=np.int64)
+    input_hash[cells_seen] = run.input_hash[selected[first_in_cell]]
+
+    scores = run.score[selected]
     return CaseMatrix(
         source=run.source,
         targets=[run.targets[c] for c in target_codes],
         test_ids=[run.test_ids[int(c)] for c in used[order].tolist()],
-        score=score.reshape(n, k),
-        attempts=attempts.reshape(n, k).astype(np.int64),
-        errors=errors.reshape(n, k).astype(np.int64),
+        score=mean(scores, ran),
+        attempts=attempts,
+        errors=count(run.is_error[selected]),
+        valid=valid,
+        infra=count(infra),
+        passes=count(passed_mask(run, pass_threshold)[selected] & ran),
+        latency_ms=mean(latency, ran),
+        cost_usd=mean(run.cost_usd[selected], ran),
+        input_tokens=mean(run.input_tokens[selected], ran),
+        output_tokens=mean(run.output_tokens[selected], ran),
+        safety=count(run.safety_failure[selected]) > 0,
+        input_hash=input_hash.reshape(n, k),
+        first_record=first_record.reshape(n, k),
+        scorers={name: mean(col[selected], ran) for name, col in run.scorer_scores.items()},
     )
 
 
-def cases(run: Run, target: str | None = None, *, label: str | None = None) -> Cases:
+def cases(
+    run: Run,
+    target: str | None = None,
+    *,
+    label: str | None = None,
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
+) -> Cases:
     """The cases of one target of ``run`` (or of the whole run when it has one target).
 
     Raises:
         PairingError: ``target`` is not in the run, or it is ``None`` and the run
             holds several targets, so which one to use is ambiguous.
+        InputError: ``target`` is given but some records name no target.
     """
     from evaldelta.errors import PairingError
 
@@ -142,7 +290,7 @@ def cases(run: Run, target: str | None = None, *, label: str | None = None) -> C
             f"{run.source}: holds {len(run.targets)} targets ({names}); "
             "choose one to compare (--baseline/--candidate TARGET on the command line)"
         )
-    return case_matrix(run, [code]).column(0, label=label)
+    return case_matrix(run, [code], pass_threshold=pass_threshold).column(0, label=label)
 
 
 def missing_target_error(run: Run) -> InputError:

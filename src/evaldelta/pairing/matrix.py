@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.model import Run
-from evaldelta.pairing.cases import case_matrix, missing_target_error
+from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD, case_matrix, missing_target_error
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
     Comparison,
@@ -26,7 +26,7 @@ from evaldelta.pairing.pairwise import (
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
 
-__all__ = ["MatrixComparison", "compare_matrix"]
+__all__ = ["MatrixComparison", "build_matrix"]
 
 
 @dataclass(frozen=True)
@@ -91,13 +91,15 @@ class MatrixComparison:
         }
 
 
-def compare_matrix(
+def build_matrix(
     run: Run | str | os.PathLike[str],
     targets: Sequence[str] | None = None,
     baseline: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    *,
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
 ) -> MatrixComparison:
-    """Compare every target of a combined run (or those listed in ``targets``).
+    """Pair every target of a combined run (or those listed in ``targets``), no statistics.
 
     Raises:
         InputError: a record names no target.
@@ -128,7 +130,7 @@ def compare_matrix(
                 f"({', '.join(names)}); add it to --targets"
             )
 
-    grid = case_matrix(run, codes)
+    grid = case_matrix(run, codes, pass_threshold=pass_threshold)
     columns = [grid.column(j, label=t) for j, t in enumerate(names)]
     pairwise: list[Comparison] = []
     if baseline is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
-from evaldelta.pairing.cases import Cases, cases
+from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD, Cases, cases
 
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
@@ -26,8 +26,8 @@ __all__ = [
     "MatchedCase",
     "Summary",
     "classify",
-    "compare",
     "compare_cases",
+    "pair",
 ]
 
 #: Floating-point noise allowed when comparing a delta with the threshold or zero.
@@ -114,7 +114,10 @@ class Comparison:
     """The result of comparing a candidate with a baseline, case by case.
 
     Columns (``test_ids``, ``score1``, ...) hold the matched cases in the
-    baseline's order. ``to_dict()`` is exactly what ``--format json`` prints.
+    baseline's order; ``left`` and ``right`` are the matched cases of each side with
+    every per-case figure, aligned row by row. ``analysis`` holds the statistics and
+    the verdict once computed (see :func:`evaldelta.compare`). ``to_dict()`` is
+    exactly what ``--format json`` prints.
     """
 
     baseline: str
@@ -137,6 +140,10 @@ class Comparison:
     candidate_cases: int
     baseline_errors: int
     candidate_errors: int
+    left: Cases
+    right: Cases
+    not_run: list[str] = field(default_factory=list)
+    analysis: Analysed | None = None
     summary: Summary = field(init=False)
 
     def __post_init__(self) -> None:
@@ -222,6 +229,7 @@ class Comparison:
                 "file1_ids": list(self.unmatched_baseline),
                 "file2_ids": list(self.unmatched_candidate),
             },
+            **(self.analysis.to_dict() if self.analysis is not None else {}),
             "summary": {
                 "total": s.total,
                 "matched": s.matched,
@@ -231,8 +239,15 @@ class Comparison:
                 "mean_delta": clean(s.mean_delta),
                 "status": s.status,
                 "errors": {"file1": s.errors1, "file2": s.errors2},
+                "not_run": len(self.not_run),
             },
         }
+
+
+class Analysed(Protocol):
+    """What the statistics layer attaches to a comparison."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 def compare_cases(
@@ -244,13 +259,19 @@ def compare_cases(
     check_threshold(threshold)
     position = {tid: i for i, tid in enumerate(candidate.test_ids)}
     pairs = [(i, position.get(tid, -1)) for i, tid in enumerate(baseline.test_ids)]
-    idx1 = np.asarray([i for i, j in pairs if j >= 0], dtype=np.int64)
-    idx2 = np.asarray([j for _, j in pairs if j >= 0], dtype=np.int64)
+    # A case present on both sides but lost to infrastructure failures on either is
+    # neither compared nor "unmatched": it is counted as not run.
+    ran1, ran2 = (baseline.valid > 0).tolist(), (candidate.valid > 0).tolist()
+    not_run = [baseline.test_ids[i] for i, j in pairs if j >= 0 and not (ran1[i] and ran2[j])]
+    idx1 = np.asarray([i for i, j in pairs if j >= 0 and ran1[i] and ran2[j]], dtype=np.int64)
+    idx2 = np.asarray([j for i, j in pairs if j >= 0 and ran1[i] and ran2[j]], dtype=np.int64)
     in_candidate = np.zeros(len(candidate), dtype=np.bool_)
-    in_candidate[idx2] = True
+    in_candidate[[j for _, j in pairs if j >= 0]] = True
 
-    score1 = baseline.score[idx1]
-    score2 = candidate.score[idx2]
+    left = baseline.take(idx1)
+    right = candidate.take(idx2)
+    score1 = left.score
+    score2 = right.score
     delta = score2 - score1
     return Comparison(
         baseline=baseline.label,
@@ -279,6 +300,9 @@ def compare_cases(
         candidate_cases=len(candidate),
         baseline_errors=int(baseline.errors.sum()),
         candidate_errors=int(candidate.errors.sum()),
+        left=left,
+        right=right,
+        not_run=not_run,
     )
 
 
@@ -288,23 +312,26 @@ def check_threshold(threshold: float) -> None:
         raise UsageError(f"threshold must be a number >= 0, got {threshold!r}")
 
 
-def _as_run(value: Run | str | os.PathLike[str]) -> Run:
+def as_run(value: Run | str | os.PathLike[str], extra_fields: tuple[str, ...] = ()) -> Run:
+    """``value`` itself when it is a run, else the run loaded from that path."""
     if isinstance(value, Run):
         return value
     from evaldelta.io import load
 
-    return load(value, keep_text=False)
+    return load(value, keep_text=False, extra_fields=extra_fields)
 
 
-def compare(
+def pair(
     baseline: Run | str | os.PathLike[str],
     candidate: Run | str | os.PathLike[str],
     threshold: float = DEFAULT_THRESHOLD,
     *,
     baseline_target: str | None = None,
     candidate_target: str | None = None,
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
 ) -> Comparison:
-    """Compare a candidate run with a baseline run, case by case.
+    """Pair a candidate run with a baseline run, case by case (no statistics: see
+    :func:`evaldelta.compare` for those).
 
     Args:
         baseline, candidate: runs, or paths of results files to load.
@@ -314,15 +341,26 @@ def compare(
 
     Both may be the same combined run with different targets.
     """
-    base_run = _as_run(baseline)
-    cand_run = base_run if candidate is baseline else _as_run(candidate)
+    base_run = as_run(baseline)
+    cand_run = base_run if candidate is baseline else as_run(candidate)
     same_source = base_run is cand_run
-    base = cases(base_run, baseline_target, label=_label(base_run, baseline_target, same_source))
-    cand = cases(cand_run, candidate_target, label=_label(cand_run, candidate_target, same_source))
+    base = cases(
+        base_run,
+        baseline_target,
+        label=label_for(base_run, baseline_target, same_source),
+        pass_threshold=pass_threshold,
+    )
+    cand = cases(
+        cand_run,
+        candidate_target,
+        label=label_for(cand_run, candidate_target, same_source),
+        pass_threshold=pass_threshold,
+    )
     return compare_cases(base, cand, threshold)
 
 
-def _label(run: Run, target: str | None, same_source: bool) -> str:
+def label_for(run: Run, target: str | None, same_source: bool) -> str:
+    """How a side is named in output: the target, the file, or both."""
     if target is not None and same_source:
         return target
     if target is not None:

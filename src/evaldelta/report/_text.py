@@ -4,6 +4,11 @@ padding that counts wide (CJK) characters as two columns."""
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from evaldelta.analysis import Analysis
+    from evaldelta.pairing.pairwise import Comparison
 
 _CODES = {
     "bold": "1",
@@ -79,3 +84,8 @@ def clip_list(items: list[str], total: int | None = None, limit: int = 5) -> str
     total = len(items) if total is None else total
     shown = ", ".join(items[:limit])
     return shown if total <= limit else f"{shown}, ... (+{total - limit} more)"
+
+
+def analysis_of(c: Comparison) -> Analysis | None:
+    """The statistics attached to a comparison (typed for the renderers)."""
+    return cast("Analysis | None", c.analysis)

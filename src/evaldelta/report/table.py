@@ -8,13 +8,17 @@ and a ``Pairwise Summary:`` below. Wins are green, losses red, ties gray.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from evaldelta.analysis.verdict import level_text
 from evaldelta.pairing.matrix import MatrixComparison
 from evaldelta.pairing.pairwise import Comparison
 from evaldelta.report._text import (
     ASCII_GLYPHS,
     UNICODE_GLYPHS,
     Style,
+    analysis_of,
     clip_list,
     ljust,
     plural,
@@ -22,6 +26,9 @@ from evaldelta.report._text import (
     rjust,
     width,
 )
+
+if TYPE_CHECKING:
+    from evaldelta.stats import Interval
 
 __all__ = ["render_matrix_table", "render_table"]
 
@@ -62,7 +69,7 @@ def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) ->
     title = f"{st('Comparing:', 'bold')} {st(base_label, 'cyan')} -> {st(cand_label, 'cyan')}"
     if c.baseline_source == c.candidate_source and c.baseline != c.baseline_source:
         title += f" (targets of {printable(c.baseline_source)})"
-    lines = ["", title, ""]
+    lines = [*_warning_lines(c, st), "", title, ""]
     show_attempts = c.max_attempts > 1
 
     if not c.test_ids:
@@ -119,7 +126,137 @@ def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) ->
     lines.append(
         f"{st('Summary:', 'bold')} {_counts(c, st)} | Mean delta: {mean} | Status: {status}"
     )
+    if analysis_of(c) is not None:
+        lines.extend(_analysis_lines(c, st))
     return "\n".join(lines) + "\n"
+
+
+def _warning_lines(c: Comparison, st: Style) -> list[str]:
+    a = analysis_of(c)
+    if a is None or not a.problems:
+        return []
+    return [f"{st('Warning:', 'yellow', 'bold')} {p.message}" for p in a.problems]
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x * 100:.1f}%"
+
+
+def _ci(iv: Interval, scale: float, digits: int, unit: str = "") -> str:
+    if math.isnan(iv.ci_low):
+        return "CI n/a"
+    lo, hi = iv.ci_low * scale, iv.ci_high * scale
+    return f"{level_text(iv.level)} CI [{lo:+.{digits}f}{unit}, {hi:+.{digits}f}{unit}]"
+
+
+def _method(iv: Interval) -> str:
+    if iv.method.startswith("bootstrap"):
+        units = " of clusters" if iv.units == "clusters" else ""
+        return f"bootstrap{units}, {iv.resamples:,} resamples, seed {iv.seed}"
+    return iv.method
+
+
+def _analysis_lines(c: Comparison, st: Style) -> list[str]:
+    a = analysis_of(c)
+    assert a is not None
+    f = a.figures
+    out = [""]
+    if a.differs_in:
+        out.append(f"{'Differs in:':<14}{', '.join(printable(k) for k in a.differs_in)}")
+    if f.points:
+        score = (
+            f"{f.baseline_mean:.3f} -> {f.candidate_mean:.3f}   "
+            f"{f.score.estimate * 100:+.1f} points   {_ci(f.score, 100, 1)}"
+        )
+    else:
+        score = (
+            f"{f.baseline_mean:.4g} -> {f.candidate_mean:.4g}   "
+            f"{f.score.estimate:+.4g}   {_ci(f.score, 1, 3)}"
+        )
+    out.append(f"{'Mean score:':<14}{score}   ({_method(f.score)})")
+    pr = f.pass_rates
+    out.append(
+        f"{'Pass rate:':<14}{_pct(pr.baseline.estimate)} -> {_pct(pr.candidate.estimate)}   "
+        f"{pr.change.estimate * 100:+.1f} points   {_ci(pr.change, 100, 1)}"
+    )
+    mc = f.mcnemar
+    out.append(
+        f"{'McNemar:':<14}{mc.improved} improved, {mc.regressed} regressed   "
+        f"p = {mc.pvalue:.3f}   ({f.partly_changed} more changed only partly)"
+    )
+    for metric in f.metrics:
+        label, fmt = _METRIC_LABELS[metric.name]
+        rel = "" if math.isnan(metric.relative) else f" ({metric.relative:+.0%})"
+        extra = " per case, excluding waits" if metric.name == "latency_ms" else " per case"
+        out.append(
+            f"{label:<14}{fmt(metric.baseline_mean)} -> {fmt(metric.candidate_mean)}{extra}   "
+            f"{_signed_metric(metric.delta.estimate, fmt)}{rel}   "
+            f"{level_text(metric.delta.level)} CI [{_signed_metric(metric.delta.ci_low, fmt)}, "
+            f"{_signed_metric(metric.delta.ci_high, fmt)}]"
+        )
+    if f.scorers:
+        out.append("")
+        out.append("Scorers:")
+        name_w = max(width(printable(sc.name)) for sc in f.scorers)
+        for sc in f.scorers:
+            scale, digits, unit = (100, 1, " points") if f.points else (1, 3, "")
+            out.append(
+                f"  {ljust(printable(sc.name), name_w)}  "
+                f"{sc.delta.estimate * scale:+.{digits}f}{unit}   {_ci(sc.delta, scale, digits)}   "
+                f"{sc.improved} improved, {sc.regressed} regressed, {sc.unchanged} unchanged"
+            )
+    if f.categories:
+        out.append("")
+        out.append("Categories that moved (leads to investigate, not proof):")
+        shown = f.categories[:8]
+        cat_w = max(width(printable(m.category)) for m in shown)
+        for m in shown:
+            out.append(
+                f"  {ljust(printable(m.category), cat_w)}  {_pct(m.baseline_rate)} -> "
+                f"{_pct(m.candidate_rate)}  ({plural(m.cases, 'case', 'cases')})"
+            )
+        if len(f.categories) > len(shown):
+            out.append(f"  ... and {len(f.categories) - len(shown)} more (see --json)")
+    if f.comparisons > 1:
+        out.append("")
+        out.append(
+            f"Intervals at {level_text(f.level)} each: Bonferroni for "
+            f"{f.comparisons} comparisons against the baseline."
+        )
+    out.append("")
+    v = a.verdict
+    style = {"Better": "green", "Worse": "red", "Trade-off": "yellow"}.get(v.kind, "gray")
+    caveat = ""
+    if any(p.code == "dataset-changed" for p in a.problems):
+        caveat = f" (datasets differ: on the {len(c.left)} common cases)"
+    out.append(f"{st('Verdict:', 'bold')} {st(v.kind + caveat, style, 'bold')}. {v.reason}")
+    return out
+
+
+def _signed_metric(x: float, fmt: Callable[[float], str]) -> str:
+    if math.isnan(x):
+        return "n/a"
+    return ("+" if x >= 0 else "-") + fmt(abs(x))
+
+
+def _ms(x: float) -> str:
+    return f"{x:,.0f}ms"
+
+
+def _usd(x: float) -> str:
+    return f"${x:.4f}" if x < 1 else f"${x:,.2f}"
+
+
+def _tokens(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+_METRIC_LABELS: dict[str, tuple[str, Callable[[float], str]]] = {
+    "latency_ms": ("Latency:", _ms),
+    "cost_usd": ("Cost:", _usd),
+    "input_tokens": ("Tokens in:", _tokens),
+    "output_tokens": ("Tokens out:", _tokens),
+}
 
 
 def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bool = True) -> str:
@@ -198,6 +335,14 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bo
                 continue
             mean = st(_signed(p.summary.mean_delta, 3), _delta_style(p.summary.mean_delta))
             line = f"{ljust(label, label_w)}  {_counts(p, st)}  ({st(g['delta'], 'bold')} {mean})"
+            pa = analysis_of(p)
+            if pa is not None:
+                v = pa.verdict
+                scale, digits = (100, 1) if pa.figures.points else (1, 3)
+                style = {"Better": "green", "Worse": "red", "Trade-off": "yellow"}.get(
+                    v.kind, "gray"
+                )
+                line += f"  {_ci(pa.figures.score, scale, digits)}  {st(v.kind, style)}"
             unmatched = len(p.unmatched_baseline) + len(p.unmatched_candidate)
             if unmatched:
                 line += f"  [{unmatched} unmatched]"
@@ -208,6 +353,20 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bo
         lines.append("")
         lines.append(f"Only one target ({targets[0]}): nothing to compare it with.")
 
+    first = next((a for p in m.pairwise if (a := analysis_of(p)) is not None), None)
+    if first is not None:
+        lines.append("")
+        scale_note = " in points" if first.figures.points else ""
+        if first.figures.comparisons > 1:
+            lines.append(
+                f"Intervals{scale_note} at {level_text(first.figures.level)} each: Bonferroni "
+                f"for {first.figures.comparisons} comparisons against {baseline}."
+            )
+        else:
+            lines.append(
+                f"Intervals{scale_note}: {level_text(first.figures.level)}, "
+                f"{_method(first.figures.score)}."
+            )
     if m.baseline is not None and len(m.targets) > 1:
         lines.append("")
         regressed = [printable(p.candidate) for p in m.regressions]

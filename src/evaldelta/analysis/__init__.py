@@ -1,0 +1,153 @@
+"""Statistics -> one verdict: the figures of a paired comparison, the fairness checks
+that come before them, and Better / Worse / Trade-off / Inconclusive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evaldelta.analysis.fairness import DatasetCheck, Problem, check_fairness, differs_in
+from evaldelta.analysis.figures import Figures, compute_figures
+from evaldelta.analysis.settings import Settings
+from evaldelta.analysis.verdict import Verdict, decide
+
+if TYPE_CHECKING:
+    from evaldelta.model import IntArray, Run
+    from evaldelta.pairing.cases import Cases
+    from evaldelta.pairing.pairwise import Comparison
+
+__all__ = [
+    "Analysis",
+    "DatasetCheck",
+    "Figures",
+    "Problem",
+    "Settings",
+    "Verdict",
+    "analyze",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """Statistics, fairness problems and the verdict of one comparison."""
+
+    settings: Settings
+    figures: Figures
+    verdict: Verdict
+    problems: list[Problem]
+    dataset: DatasetCheck
+    differs_in: list[str] = field(default_factory=list)
+    sample: int | None = None
+
+    @property
+    def refusals(self) -> list[Problem]:
+        """Problems that make the comparison impossible to judge."""
+        return [p for p in self.problems if p.refuse]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.to_dict(),
+            "statistics": self.figures.to_dict(),
+            "problems": [p.to_dict() for p in self.problems],
+            "differs_in": list(self.differs_in),
+            "dataset": self.dataset.to_dict(),
+            "settings": {**self.settings.to_dict(), "sample": self.sample},
+        }
+
+
+def analyze(
+    c: Comparison,
+    base_cases: Cases,
+    cand_cases: Cases,
+    base_run: Run,
+    cand_run: Run,
+    settings: Settings,
+    *,
+    level: float | None = None,
+    comparisons: int = 1,
+    allow_dataset_change: bool = False,
+    sample: int | None = None,
+) -> Analysis:
+    """Figures, problems and verdict for a paired comparison of two runs' cases."""
+    clusters = _clusters(c, base_run, settings.cluster_by)
+    categories = _categories(c, base_run, cand_run)
+    figures = compute_figures(
+        c,
+        settings,
+        level=level,
+        comparisons=comparisons,
+        clusters=clusters,
+        categories=categories,
+    )
+    differ = differs_in(base_run, cand_run, base_cases.target, cand_cases.target)
+    problems, dataset = check_fairness(
+        c,
+        base_cases,
+        cand_cases,
+        base_run,
+        cand_run,
+        allow_dataset_change=allow_dataset_change,
+        settings_differ=differ,
+    )
+    verdict = decide(
+        figures.score,
+        points=figures.points,
+        new_safety_failures=figures.new_safety_failures,
+        latency=figures.metric("latency_ms"),
+        cost=figures.metric("cost_usd"),
+        max_slowdown=settings.max_slowdown,
+        max_cost_increase=settings.max_cost_increase,
+    )
+    return Analysis(
+        settings=settings,
+        figures=figures,
+        verdict=verdict,
+        problems=problems,
+        dataset=dataset,
+        differs_in=differ,
+        sample=sample,
+    )
+
+
+def _field_values(run: Run, name: str, records: IntArray) -> list[Any]:
+    from evaldelta.errors import UsageError
+
+    if name == "category":
+        codes = run.category_index[records].tolist()
+        return [run.categories[k] if k >= 0 else None for k in codes]
+    if name not in run.extra:
+        raise UsageError(
+            f"cannot cluster by {name!r}: {run.source} was read without that field "
+            "(load it with extra_fields=(...), or use --cluster-by category)"
+        )
+    column = run.extra[name]
+    return [column[i] for i in records.tolist()]
+
+
+def _clusters(c: Comparison, run: Run, name: str | None) -> IntArray | None:
+    """Cluster code per matched case; a case without a value is a cluster of its own."""
+    import numpy as np
+
+    from evaldelta.errors import UsageError
+
+    if name is None:
+        return None
+    values = _field_values(run, name, c.left.first_record)
+    if values and all(v is None for v in values):
+        raise UsageError(
+            f"no record of {run.source} has a {name!r} field to cluster by; check the field name"
+        )
+    labels: dict[Any, int] = {}
+    codes = []
+    for i, v in enumerate(values):
+        key = ("\x00case", i) if v is None else repr(v)
+        codes.append(labels.setdefault(key, len(labels)))
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _categories(c: Comparison, base_run: Run, cand_run: Run) -> list[str | None] | None:
+    if not base_run.categories and not cand_run.categories:
+        return None
+    base = _field_values(base_run, "category", c.left.first_record)
+    cand = _field_values(cand_run, "category", c.right.first_record)
+    return [b if b is not None else k for b, k in zip(base, cand, strict=True)]

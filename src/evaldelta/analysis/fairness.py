@@ -1,0 +1,247 @@
+"""Fairness before figures: can these two runs be compared at all, and what to warn about.
+
+A problem that makes a judgement impossible (different datasets, an interrupted
+run, more than 10% infrastructure failures) *refuses*: ``gate`` exits 2 on it,
+``compare`` shows it as a warning and still compares the common cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evaldelta.model import Run
+    from evaldelta.pairing.cases import Cases
+    from evaldelta.pairing.pairwise import Comparison
+
+__all__ = ["INFRA_LIMIT", "DatasetCheck", "Problem", "check_fairness", "dataset_hash", "differs_in"]
+
+#: Share of a run's attempts lost to infrastructure beyond which it cannot be judged.
+INFRA_LIMIT = 0.10
+#: Runs further apart than this may have met different model versions or services.
+MAX_APART_HOURS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something a reader of the comparison must know; ``refuse`` when it cannot be judged."""
+
+    code: str
+    message: str
+    refuse: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "refuse": self.refuse}
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetCheck:
+    """Whether both runs asked the same questions."""
+
+    baseline_hash: str
+    candidate_hash: str
+    only_baseline: int
+    only_candidate: int
+    inputs_changed: int
+
+    @property
+    def same(self) -> bool:
+        return self.baseline_hash == self.candidate_hash
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline_hash": self.baseline_hash,
+            "candidate_hash": self.candidate_hash,
+            "same": self.same,
+            "only_in_baseline": self.only_baseline,
+            "only_in_candidate": self.only_candidate,
+            "inputs_changed": self.inputs_changed,
+        }
+
+
+def dataset_hash(cases: Cases) -> str:
+    """sha256 over the sorted test ids and a fingerprint of each one's input (12 hex digits)."""
+    h = hashlib.sha256()
+    for tid, fp in sorted(zip(cases.test_ids, cases.input_hash.tolist(), strict=True)):
+        h.update(tid.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+        h.update(str(fp).encode())
+        h.update(b"\x01")
+    return h.hexdigest()[:12]
+
+
+def differs_in(
+    base_run: Run, cand_run: Run, base_target: str | None, cand_target: str | None
+) -> list[str]:
+    """Settings that differ between the runs: their configs, and the target itself."""
+    keys = list(dict.fromkeys([*base_run.config, *cand_run.config]))
+    missing = object()
+    out = [k for k in keys if base_run.config.get(k, missing) != cand_run.config.get(k, missing)]
+    if base_target != cand_target and "target" not in out and "model" not in out:
+        out.append("target")
+    return out
+
+
+def _when(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def _typical_attempts(cases: Cases) -> int:
+    counts = Counter(cases.valid.tolist())
+    return counts.most_common(1)[0][0] if counts else 0
+
+
+def check_fairness(
+    c: Comparison,
+    base_cases: Cases,
+    cand_cases: Cases,
+    base_run: Run,
+    cand_run: Run,
+    *,
+    allow_dataset_change: bool = False,
+    settings_differ: list[str] | None = None,
+) -> tuple[list[Problem], DatasetCheck]:
+    """Problems with comparing these runs, refusals first, and the dataset check."""
+    problems: list[Problem] = []
+
+    # Same questions? Test ids on both sides, and the same input for each.
+    changed = 0
+    if len(c.left):
+        a, b = c.left.input_hash, c.right.input_hash
+        changed = int(((a != b) & (a != 0) & (b != 0)).sum())
+    dataset = DatasetCheck(
+        baseline_hash=dataset_hash(base_cases),
+        candidate_hash=dataset_hash(cand_cases),
+        only_baseline=len(c.unmatched_baseline),
+        only_candidate=len(c.unmatched_candidate),
+        inputs_changed=changed,
+    )
+    if dataset.only_baseline or dataset.only_candidate or changed:
+        parts = []
+        if dataset.only_baseline:
+            parts.append(f"{dataset.only_baseline} test ids only in the baseline")
+        if dataset.only_candidate:
+            parts.append(f"{dataset.only_candidate} only in the candidate")
+        if changed:
+            parts.append(f"{changed} with a changed input")
+        detail = ", ".join(parts)
+        common = len(c.left) - changed
+        if allow_dataset_change:
+            problems.append(
+                Problem(
+                    "dataset-changed",
+                    f"the datasets differ ({detail}): compared the {len(c.left)} common cases, "
+                    f"dropped {dataset.only_baseline + dataset.only_candidate}",
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    "dataset-changed",
+                    f"the runs have different datasets ({detail}; dataset hash "
+                    f"{dataset.baseline_hash} vs {dataset.candidate_hash}); compare runs of "
+                    f"the same dataset, or pass --allow-dataset-change to compare the "
+                    f"{common} common cases",
+                    refuse=True,
+                )
+            )
+
+    same_run = base_run is cand_run
+    for run, side in ((base_run, "baseline"), (cand_run, "candidate")):
+        if run.status != "complete" and not (same_run and side == "candidate"):
+            problems.append(
+                Problem(
+                    "interrupted",
+                    f"the {side} run ({run.source}) declares itself {run.status}; "
+                    "re-run it to completion",
+                    refuse=True,
+                )
+            )
+
+    for cases, side in ((base_cases, "baseline"), (cand_cases, "candidate")):
+        attempts = int(cases.attempts.sum())
+        infra = int(cases.infra.sum())
+        if not attempts or not infra:
+            continue
+        share = infra / attempts
+        if share > INFRA_LIMIT:
+            problems.append(
+                Problem(
+                    "infra-failures",
+                    f"{share:.0%} of the {side}'s attempts ({infra} of {attempts}) failed for "
+                    "infrastructure reasons (timeouts, rate limits, provider errors), over the "
+                    f"{INFRA_LIMIT:.0%} that can be judged; re-run them",
+                    refuse=True,
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    "some-infra-failures",
+                    f"{infra} of the {side}'s {attempts} attempts failed for infrastructure "
+                    "reasons and were left out of the figures",
+                )
+            )
+
+    t1, t2 = _typical_attempts(c.left), _typical_attempts(c.right)
+    if len(c.left) and t1 != t2:
+        problems.append(
+            Problem(
+                "attempts-differ",
+                f"the baseline has {t1} attempt{'s' if t1 != 1 else ''} per case, the candidate "
+                f"{t2}: case scores are not equally noisy on both sides",
+            )
+        )
+
+    if not same_run:
+        start1, start2 = _when(base_run.started_at), _when(cand_run.started_at)
+        if start1 is not None and start2 is not None:
+            hours = abs((start2 - start1).total_seconds()) / 3600
+            if hours > MAX_APART_HOURS:
+                problems.append(
+                    Problem(
+                        "far-apart",
+                        f"the runs started {hours:.0f} hours apart: the model or its provider "
+                        "may have changed in between",
+                    )
+                )
+
+    if settings_differ and len(settings_differ) > 1:
+        problems.append(
+            Problem(
+                "settings-differ",
+                f"{len(settings_differ)} settings differ ({', '.join(settings_differ)}): "
+                "the comparison cannot tell which one caused a change",
+            )
+        )
+    if c.not_run:
+        problems.append(
+            Problem(
+                "not-run",
+                f"{len(c.not_run)} case{'s' if len(c.not_run) != 1 else ''} lost every attempt "
+                "to infrastructure failures on one side and could not be compared",
+            )
+        )
+    n = len(c.left)
+    if 0 < n < 10:
+        problems.append(
+            Problem(
+                "few-cases",
+                f"only {n} case{'s' if n != 1 else ''} in common: intervals are wide and "
+                "the verdict is shaky",
+            )
+        )
+    if n and bool((abs(c.delta) < 1e-9).all()):
+        problems.append(Problem("all-ties", "every common case scored the same in both runs"))
+    problems.sort(key=lambda p: not p.refuse)
+    return problems, dataset

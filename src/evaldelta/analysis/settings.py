@@ -1,0 +1,63 @@
+"""The knobs of a comparison, in one place, with their defaults."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from evaldelta.errors import UsageError
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to compare two runs.
+
+    Attributes:
+        threshold: smallest per-case delta that counts as a win or a loss.
+        pass_threshold: an attempt without a ``passed`` flag passes at this score.
+        alpha: 1 - the confidence level of every interval (0.05: 95% intervals).
+        resamples: bootstrap resamples.
+        seed: seed of the bootstrap's random generator, so output is reproducible.
+        cluster_by: a field whose equal values mark questions that come in groups
+            (``category``, or any top-level field of the records); intervals then
+            resample whole groups.
+        max_slowdown / max_cost_increase: relative growth in latency / cost beyond
+            which a significantly better candidate is a Trade-off, not Better.
+    """
+
+    threshold: float = 0.1
+    pass_threshold: float = 0.5
+    alpha: float = 0.05
+    resamples: int = 10_000
+    seed: int = 0
+    cluster_by: str | None = None
+    max_slowdown: float = 0.10
+    max_cost_increase: float = 0.10
+
+    def __post_init__(self) -> None:
+        def bad(name: str, value: object, allowed: str) -> UsageError:
+            return UsageError(f"{name} must be {allowed}, got {value!r}")
+
+        if not (math.isfinite(self.threshold) and self.threshold >= 0):
+            raise bad("threshold", self.threshold, "a number >= 0")
+        if not math.isfinite(self.pass_threshold):
+            raise bad("pass threshold", self.pass_threshold, "a finite number")
+        if not 0 < self.alpha < 1:
+            raise bad("alpha", self.alpha, "between 0 and 1 (0.05 for 95% intervals)")
+        if self.resamples < 100:
+            raise bad("resamples", self.resamples, "at least 100 (10000 is the default)")
+        for name in ("max_slowdown", "max_cost_increase"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise bad(name.replace("_", "-"), value, "a fraction >= 0 (0.1 for 10%)")
+
+    @property
+    def level(self) -> float:
+        """The confidence level, 1 - alpha."""
+        return 1 - self.alpha
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

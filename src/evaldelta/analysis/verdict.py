@@ -1,0 +1,156 @@
+"""Better, Worse, Trade-off or Inconclusive: one pure function of the figures.
+
+- Better: the confidence interval of the mean score delta lies above 0.
+- Worse: it lies below 0, or the candidate has a new safety failure.
+- Trade-off: Better, but latency or cost grew significantly (its interval lies
+  above 0) and by more than the tolerance (10% by default).
+- Inconclusive: anything else. It means "could not tell", never "the same": the
+  verdict gives the range the true change plausibly lies in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from evaldelta.analysis.figures import PairedMetric
+    from evaldelta.stats import Interval
+
+__all__ = ["Verdict", "decide", "format_change", "level_text"]
+
+Kind = Literal["Better", "Worse", "Trade-off", "Inconclusive"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer, and the sentence that explains it."""
+
+    kind: Kind
+    reason: str
+    low: float
+    high: float
+    unit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else round(x, 12)
+
+        return {
+            "verdict": self.kind,
+            "reason": self.reason,
+            "plausible_change": {"low": num(self.low), "high": num(self.high), "unit": self.unit},
+        }
+
+    def sentence(self) -> str:
+        return f"{self.kind}. {self.reason}"
+
+
+def level_text(level: float) -> str:
+    """95% for 0.95; 97.5% and 98.33% for Bonferroni-adjusted levels."""
+    pct = level * 100
+    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.4g}%"
+
+
+def format_change(value: float, points: bool, digits: int = 0) -> str:
+    """A change in points (scores in [0, 1] times 100) or in score units, signed."""
+    if math.isnan(value):
+        return "n/a"
+    if points:
+        return f"{value * 100:+.{digits}f}"
+    return f"{value:+.{max(digits, 3)}g}"
+
+
+def decide(
+    score: Interval,
+    *,
+    points: bool,
+    new_safety_failures: list[str],
+    latency: PairedMetric | None,
+    cost: PairedMetric | None,
+    max_slowdown: float,
+    max_cost_increase: float,
+) -> Verdict:
+    """The verdict from the interval of the mean score delta and the guard rails.
+
+    Args:
+        score: interval of the mean per-case score delta (candidate - baseline).
+        points: scores lie in [0, 1], so changes read as points (x100).
+        new_safety_failures: test ids that fail a safety check only in the candidate.
+        latency, cost: paired figures, or None when the runs do not report them.
+    """
+    unit = "points" if points else "score"
+    low, high = score.ci_low, score.ci_high
+    level = level_text(score.level)
+
+    def rng(digits: int = 0) -> str:
+        lo, hi = format_change(low, points, digits), format_change(high, points, digits)
+        return f"between {lo} and {hi} {unit}" if points else f"between {lo} and {hi}"
+
+    if new_safety_failures:
+        shown = ", ".join(new_safety_failures[:5])
+        more = f" and {len(new_safety_failures) - 5} more" if len(new_safety_failures) > 5 else ""
+        return Verdict(
+            "Worse",
+            f"{len(new_safety_failures)} new safety failure"
+            f"{'s' if len(new_safety_failures) != 1 else ''} in the candidate ({shown}{more}).",
+            low,
+            high,
+            unit,
+        )
+    if score.n == 0 or math.isnan(low) or math.isnan(high):
+        return Verdict(
+            "Inconclusive",
+            "there are no cases in common to compare, so the change cannot be told.",
+            low,
+            high,
+            unit,
+        )
+    digits = 1 if points and high - low < 0.1 else 0
+    if high < 0:
+        return Verdict(
+            "Worse",
+            f"the candidate scores lower: the true change is plausibly {rng(digits)} "
+            f"({level} interval).",
+            low,
+            high,
+            unit,
+        )
+    if low > 0:
+        costs = []
+        for metric, tolerance, word in (
+            (latency, max_slowdown, "slower"),
+            (cost, max_cost_increase, "costlier"),
+        ):
+            if (
+                metric is not None
+                and metric.delta.ci_low > 0
+                and not math.isnan(metric.relative)
+                and metric.relative > tolerance
+            ):
+                costs.append(f"{metric.relative:+.0%} {word}")
+        if costs:
+            return Verdict(
+                "Trade-off",
+                f"the candidate scores higher (plausibly {rng(digits)}), but it is "
+                f"{' and '.join(costs)}, beyond the tolerance.",
+                low,
+                high,
+                unit,
+            )
+        return Verdict(
+            "Better",
+            f"the candidate scores higher: the true change is plausibly {rng(digits)} "
+            f"({level} interval).",
+            low,
+            high,
+            unit,
+        )
+    return Verdict(
+        "Inconclusive",
+        f"this could be chance: the true change is plausibly {rng(digits)}.",
+        low,
+        high,
+        unit,
+    )

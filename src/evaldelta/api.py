@@ -1,0 +1,170 @@
+"""The public entry points: load, pair, compute the statistics, decide.
+
+``evaldelta.compare`` and ``evaldelta.compare_matrix`` return results whose
+``analysis`` holds every figure and the verdict; ``to_dict()`` of each is exactly
+what the command line prints with ``--json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+
+from evaldelta.analysis import Settings, analyze
+from evaldelta.errors import UsageError
+from evaldelta.model import Run
+from evaldelta.pairing.cases import Cases, case_matrix, cases
+from evaldelta.pairing.matrix import MatrixComparison, build_matrix
+from evaldelta.pairing.pairwise import (
+    DEFAULT_THRESHOLD,
+    Comparison,
+    as_run,
+    compare_cases,
+    label_for,
+)
+
+__all__ = ["compare", "compare_matrix", "sample_ids"]
+
+RunLike = Run | str | os.PathLike[str]
+
+
+def _settings(settings: Settings | None, threshold: float | None) -> Settings:
+    base = settings or Settings()
+    if threshold is not None and threshold != base.threshold:
+        from dataclasses import replace
+
+        base = replace(base, threshold=threshold)
+    return base
+
+
+def _extra(settings: Settings) -> tuple[str, ...]:
+    field = settings.cluster_by
+    return (field,) if field and field != "category" else ()
+
+
+def sample_ids(test_ids: Sequence[str], size: int, seed: int) -> set[str]:
+    """A fixed sample of ``size`` test ids: the same ids for the same seed in any run.
+
+    Ids are ranked by a hash of (seed, id), so the choice depends on nothing else:
+    the baseline sampled on main and the candidate sampled on a pull request agree.
+    """
+    if size < 1:
+        raise UsageError(f"--sample must be at least 1, got {size}")
+
+    def rank(tid: str) -> bytes:
+        return hashlib.blake2b(f"{seed}\x00{tid}".encode(), digest_size=8).digest()
+
+    return set(sorted(test_ids, key=rank)[:size])
+
+
+def _restrict(c: Cases, keep: set[str]) -> Cases:
+    import numpy as np
+
+    rows = np.asarray([i for i, t in enumerate(c.test_ids) if t in keep], dtype=np.int64)
+    return c.take(rows)
+
+
+def compare(
+    baseline: RunLike,
+    candidate: RunLike,
+    threshold: float | None = None,
+    *,
+    baseline_target: str | None = None,
+    candidate_target: str | None = None,
+    settings: Settings | None = None,
+    allow_dataset_change: bool = False,
+    sample: int | None = None,
+) -> Comparison:
+    """Compare a candidate run with a baseline run: cases, statistics, verdict.
+
+    Args:
+        baseline, candidate: runs, or paths of results files to load (the same
+            combined run twice, with two targets, works too).
+        threshold: smallest delta that counts as a win or a loss (default 0.1).
+        baseline_target, candidate_target: which target of a run holding several.
+        settings: statistics settings (pass threshold, alpha, resamples, seed, ...).
+        allow_dataset_change: compare the common cases of runs on different datasets
+            (a warning instead of a refusal).
+        sample: judge a fixed, seeded sample of this many common cases.
+    """
+    st = _settings(settings, threshold)
+    base_run = as_run(baseline, _extra(st))
+    cand_run = base_run if candidate is baseline else as_run(candidate, _extra(st))
+    same = base_run is cand_run
+    base = cases(
+        base_run,
+        baseline_target,
+        label=label_for(base_run, baseline_target, same),
+        pass_threshold=st.pass_threshold,
+    )
+    cand = cases(
+        cand_run,
+        candidate_target,
+        label=label_for(cand_run, candidate_target, same),
+        pass_threshold=st.pass_threshold,
+    )
+    if sample is not None:
+        common = set(base.test_ids) & set(cand.test_ids)
+        keep = sample_ids(sorted(common), sample, st.seed)
+        base, cand = _restrict(base, keep), _restrict(cand, keep)
+    c = compare_cases(base, cand, st.threshold)
+    analysis = analyze(
+        c,
+        base,
+        cand,
+        base_run,
+        cand_run,
+        st,
+        allow_dataset_change=allow_dataset_change,
+        sample=sample,
+    )
+    from dataclasses import replace
+
+    return replace(c, analysis=analysis)
+
+
+def compare_matrix(
+    run: RunLike,
+    targets: Sequence[str] | None = None,
+    baseline: str | None = None,
+    threshold: float | None = None,
+    *,
+    settings: Settings | None = None,
+) -> MatrixComparison:
+    """Compare every target of a combined run (or those listed), with statistics.
+
+    With a baseline, each other target is compared with it, and the k intervals use
+    level 1 - alpha/k (Bonferroni) so that the chance of any false Better or Worse
+    stays at most alpha. Without one, every pair is compared at level 1 - alpha.
+    """
+    from dataclasses import replace
+
+    st = _settings(settings, threshold)
+    r = as_run(run, _extra(st))
+    m = build_matrix(r, targets, baseline, st.threshold, pass_threshold=st.pass_threshold)
+    k = len(m.pairwise)
+    bonferroni = baseline is not None and k > 1
+    level = 1 - st.alpha / k if bonferroni else st.level
+    grid = case_matrix(r, [r.target_code(t) for t in m.targets], pass_threshold=st.pass_threshold)
+    columns = {t: grid.column(j, label=t) for j, t in enumerate(m.targets)}
+    analysed = [
+        replace(
+            p,
+            analysis=analyze(
+                p,
+                columns[p.baseline],
+                columns[p.candidate],
+                r,
+                r,
+                st,
+                level=level,
+                comparisons=k if bonferroni else 1,
+            ),
+        )
+        for p in m.pairwise
+    ]
+    return replace(m, pairwise=analysed)
+
+
+__all__ += ["DEFAULT_THRESHOLD", "Settings"]

@@ -1,0 +1,105 @@
+"""Options shared by the commands that compare runs (compare, gate)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from evaldelta.errors import UsageError
+
+
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-b", "--baseline", metavar="TARGET", help="target to use as the baseline")
+    p.add_argument("-c", "--candidate", metavar="TARGET", help="target to use as the candidate")
+    p.add_argument(
+        "--input-format",
+        metavar="NAME",
+        help="read the results as this format instead of guessing from the content (jsonl)",
+    )
+
+
+def add_statistics_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("statistics")
+    g.add_argument(
+        "-t",
+        "--threshold",
+        type=float,
+        default=0.1,
+        help="score delta that counts as a win or a loss (default: 0.1)",
+    )
+    g.add_argument(
+        "--pass-threshold",
+        type=float,
+        default=0.5,
+        help="an attempt without a 'passed' flag passes at this score (default: 0.5)",
+    )
+    g.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="confidence level of the intervals (default: 0.95)",
+    )
+    g.add_argument(
+        "--resamples", type=int, default=10_000, help="bootstrap resamples (default: 10000)"
+    )
+    g.add_argument(
+        "--seed", type=int, default=0, help="seed of the bootstrap, for reproducible output"
+    )
+    g.add_argument(
+        "--cluster-by",
+        metavar="FIELD",
+        help="resample whole groups of cases sharing FIELD (e.g. category)",
+    )
+    g.add_argument(
+        "--max-slowdown",
+        type=float,
+        default=0.10,
+        help="latency growth beyond which Better becomes Trade-off (default: 0.10)",
+    )
+    g.add_argument(
+        "--max-cost-increase",
+        type=float,
+        default=0.10,
+        help="cost growth beyond which Better becomes Trade-off (default: 0.10)",
+    )
+
+
+def add_output_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    p.add_argument("-f", "--format", choices=formats, default="table", help="output format")
+    p.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as --format json"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the table (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    """The statistics settings the options ask for."""
+    from evaldelta.analysis import Settings
+
+    if not 0 < args.confidence < 1:
+        raise UsageError(f"--confidence must be between 0 and 1 (e.g. 0.95), got {args.confidence}")
+    return Settings(
+        threshold=args.threshold,
+        pass_threshold=args.pass_threshold,
+        alpha=round(1 - args.confidence, 12),
+        resamples=args.resamples,
+        seed=args.seed,
+        cluster_by=args.cluster_by,
+        max_slowdown=args.max_slowdown,
+        max_cost_increase=args.max_cost_increase,
+    )
+
+
+def load_for(args: argparse.Namespace, path: str) -> Any:
+    """Load a results file as the options say."""
+    from evaldelta.io import load
+
+    extra = (args.cluster_by,) if args.cluster_by and args.cluster_by != "category" else ()
+    return load(path, format=args.input_format, keep_text=False, extra_fields=extra)

@@ -1,0 +1,194 @@
+"""``evaldelta gate``: turn a comparison into the exit code a CI job acts on.
+
+0 pass (Better; Inconclusive and Trade-off pass with a warning), 1 block (Worse, a
+new safety failure, a pass rate under --min-pass-rate, or Inconclusive with
+--block-inconclusive), 2 cannot judge (different datasets, an interrupted run,
+too many infrastructure failures, bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from evaldelta.cli import (
+    EXIT_CANNOT_JUDGE,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    can_show,
+    use_color,
+    write_output,
+)
+from evaldelta.cli._options import (
+    add_input_options,
+    add_output_options,
+    add_statistics_options,
+    load_for,
+    settings_from,
+)
+from evaldelta.errors import UsageError
+
+HELP = """\
+exit codes:
+  0  pass: Better, or Inconclusive / Trade-off without new safety failures (with a warning)
+  1  block: Worse, a new safety failure, a pass rate under --min-pass-rate,
+     or Inconclusive with --block-inconclusive
+  2  cannot judge: different datasets, an interrupted run, over 10% infrastructure
+     failures, or bad input
+
+examples:
+  evaldelta gate baseline.jsonl candidate.jsonl
+  evaldelta gate results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini --report report.md
+  evaldelta gate main.jsonl pr.jsonl --block-inconclusive --min-pass-rate 0.85
+"""
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "gate",
+        help="pass or block a candidate in CI, from a comparison with a baseline",
+        description="Compare a candidate with a baseline and exit 0 (pass), 1 (block) "
+        "or 2 (cannot judge).",
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="BASELINE CANDIDATE files, or one combined file with --baseline and --candidate",
+    )
+    add_input_options(p)
+    add_statistics_options(p)
+    g = p.add_argument_group("gate")
+    g.add_argument(
+        "--block-inconclusive",
+        action="store_true",
+        help="block when the verdict is Inconclusive (small drops can hide there)",
+    )
+    g.add_argument(
+        "--min-pass-rate",
+        type=float,
+        metavar="RATE",
+        help="block when the candidate's pass rate is below RATE (e.g. 0.85)",
+    )
+    g.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="judge a fixed, seeded sample of N cases (the same ids in both runs)",
+    )
+    g.add_argument(
+        "--allow-dataset-change",
+        action="store_true",
+        help="compare the common cases of runs whose datasets differ, instead of refusing",
+    )
+    g.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write the Markdown report to FILE (also appended to $GITHUB_STEP_SUMMARY)",
+    )
+    add_output_options(p, ("table", "json", "markdown"))
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaldelta.api import compare
+
+    files: list[str] = args.results
+    if len(files) > 2:
+        raise UsageError(f"gate takes two files, or one combined file, got {len(files)}")
+    if len(files) == 1 and (args.baseline is None or args.candidate is None):
+        raise UsageError(
+            "one file holds both runs only with --baseline TARGET and --candidate TARGET"
+        )
+    if len(files) == 1 and args.baseline == args.candidate:
+        raise UsageError(f"--baseline and --candidate are both {args.baseline!r}")
+    if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
+        raise UsageError(f"--min-pass-rate must be between 0 and 1, got {args.min_pass_rate}")
+    settings = settings_from(args)
+    base = load_for(args, files[0])
+    cand = base if len(files) == 1 else load_for(args, files[1])
+    result = compare(
+        base,
+        cand,
+        baseline_target=args.baseline,
+        candidate_target=args.candidate,
+        settings=settings,
+        allow_dataset_change=args.allow_dataset_change,
+        sample=args.sample,
+    )
+    code, decision = decide_gate(result, args)
+
+    from evaldelta.report.markdown import render_markdown
+
+    if args.format == "json":
+        from evaldelta.report.json import render_json
+
+        text = render_json(_with_gate(result, code, decision))
+    elif args.format == "markdown":
+        text = render_markdown(result, gate=(code, decision))
+    else:
+        from evaldelta.report.table import render_table
+
+        color = use_color(args.color, None if args.output else sys.stdout)
+        text = render_table(
+            result, color=color, unicode=args.output is not None or can_show("✓✗→─Δ")
+        )
+    write_output(text, args.output)
+
+    if args.report or os.environ.get("GITHUB_STEP_SUMMARY"):
+        report = render_markdown(result, gate=(code, decision))
+        if args.report:
+            write_output(report, args.report)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(report + "\n")
+    print(f"evaldelta gate: {decision}", file=sys.stderr)
+    return code
+
+
+class _WithGate:
+    def __init__(self, result: Any, code: int, decision: str) -> None:
+        self.result, self.code, self.decision = result, code, decision
+
+    def to_dict(self) -> dict[str, Any]:
+        labels = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
+        return {
+            "gate": {"exit_code": self.code, "result": labels[self.code], "reason": self.decision},
+            **self.result.to_dict(),
+        }
+
+
+def _with_gate(result: Any, code: int, decision: str) -> _WithGate:
+    return _WithGate(result, code, decision)
+
+
+def decide_gate(result: Any, args: argparse.Namespace) -> tuple[int, str]:
+    """The exit code and the one-line reason for it (the policy of this command)."""
+    analysis = result.analysis
+    refusals = analysis.refusals
+    if refusals:
+        return EXIT_CANNOT_JUDGE, "cannot judge: " + "; ".join(p.message for p in refusals)
+    if not result.test_ids:
+        return EXIT_CANNOT_JUDGE, "cannot judge: no cases in common"
+    verdict = analysis.verdict
+    figures = analysis.figures
+    if verdict.kind == "Worse":
+        return EXIT_REGRESSION, f"block: {verdict.sentence()}"
+    rate = figures.pass_rates.candidate.estimate
+    if args.min_pass_rate is not None and rate < args.min_pass_rate:
+        return EXIT_REGRESSION, (
+            f"block: the candidate's pass rate {rate:.1%} is under --min-pass-rate "
+            f"{args.min_pass_rate:.1%}"
+        )
+    if verdict.kind == "Inconclusive":
+        if args.block_inconclusive:
+            return EXIT_REGRESSION, f"block (--block-inconclusive): {verdict.sentence()}"
+        return EXIT_OK, f"pass, with a warning: {verdict.sentence()}"
+    if verdict.kind == "Trade-off":
+        return EXIT_OK, f"pass, with a warning: {verdict.sentence()}"
+    return EXIT_OK, f"pass: {verdict.sentence()}"

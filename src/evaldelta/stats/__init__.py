@@ -1,0 +1,38 @@
+"""Statistics for comparing runs: intervals, the exact McNemar test, power.
+
+Pure functions: seeded, no I/O, no printing; numpy loads on first use. The
+unit is the case (attempts averaged first); every result names its method.
+"""
+
+from __future__ import annotations
+
+from evaldelta.stats.intervals import (
+    Interval,
+    bootstrap_mean,
+    clustered_normal_interval,
+    normal_interval,
+    wilson_interval,
+    z_value,
+)
+from evaldelta.stats.mcnemar import McNemarResult, mcnemar_exact
+from evaldelta.stats.power import (
+    PowerResult,
+    cases_needed,
+    minimum_detectable_effect,
+    paired_variance,
+)
+
+__all__ = [
+    "Interval",
+    "McNemarResult",
+    "PowerResult",
+    "bootstrap_mean",
+    "cases_needed",
+    "clustered_normal_interval",
+    "mcnemar_exact",
+    "minimum_detectable_effect",
+    "normal_interval",
+    "paired_variance",
+    "wilson_interval",
+    "z_value",
+]
