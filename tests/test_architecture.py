@@ -13,7 +13,7 @@ import pytest
 SRC = Path(__file__).parent.parent / "src" / "evaldelta"
 
 #: Layers in the order data flows; a module may import only from its own layer or earlier ones.
-LAYERS = ["errors", "model", "io", "pairing", "report", "cli"]
+LAYERS = ["errors", "model", "io", "pairing", "stats", "analysis", "api", "report", "cli"]
 
 
 def _layer(module: str) -> str:

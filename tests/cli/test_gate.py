@@ -268,3 +268,15 @@ def test_usage_errors(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-
     assert (r.code, "--confidence must be between 0 and 1" in r.err) == (2, True)
     r = evaldelta("gate", base, base, "--sample", "0")
     assert (r.code, "--sample must be at least 1" in r.err) == (2, True)
+
+
+def test_cluster_by_a_field(evaldelta: Cli, tmp_path: Path) -> None:
+    base = run_file(tmp_path / "b.jsonl", 0.5, seed=1, extra=lambda i: {"doc": f"d{i // 10}"})
+    cand = run_file(tmp_path / "c.jsonl", 0.6, seed=2, extra=lambda i: {"doc": f"d{i // 10}"})
+    data = json.loads(evaldelta("compare", base, cand, "--cluster-by", "doc", "--json").out)
+    delta = data["statistics"]["mean_score"]["delta"]
+    assert (delta["method"], delta["units"], delta["n"]) == ("bootstrap-cluster", "clusters", 20)
+    assert data["statistics"]["mean_score"]["delta_normal"]["method"] == "normal-cluster"
+    r = evaldelta("compare", base, cand, "--cluster-by", "nothing")
+    assert r.code == 2
+    assert "has a 'nothing' field to cluster by" in r.err

@@ -1,0 +1,106 @@
+"""Figures of a paired comparison, checked by hand on small runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaldelta.analysis import Settings
+from evaldelta.api import compare, compare_matrix
+from evaldelta.model import Record, Run
+
+
+def run(rows: list[tuple[str, list[float]]], **fields: object) -> Run:
+    return Run.from_records(
+        [Record(tid, s, **fields) for tid, scores in rows for s in scores]  # type: ignore[arg-type]
+    )
+
+
+def figures(base: Run, cand: Run, **kw: object):  # type: ignore[no-untyped-def]
+    c = compare(base, cand, settings=Settings(**kw))  # type: ignore[arg-type]
+    assert c.analysis is not None
+    return c.analysis.figures  # type: ignore[attr-defined]
+
+
+def test_mcnemar_counts_clean_flips_only() -> None:
+    base = run([("a", [1, 1, 1]), ("b", [0, 0, 0]), ("c", [1, 1, 0]), ("d", [1, 1, 1])])
+    cand = run([("a", [0, 0, 0]), ("b", [1, 1, 1]), ("c", [1, 1, 1]), ("d", [1, 1, 1])])
+    f = figures(base, cand)
+    assert (f.mcnemar.regressed, f.mcnemar.improved, f.partly_changed) == (1, 1, 1)
+    assert f.mcnemar.pvalue == 1.0
+
+
+def test_pass_rates_wilson_for_one_attempt_bootstrap_for_several() -> None:
+    one = run([(f"q{i}", [1.0 if i < 5 else 0.0]) for i in range(12)])
+    f = figures(one, one)
+    assert f.pass_rates.baseline.method == "wilson"
+    assert (round(f.pass_rates.baseline.ci_low, 4), round(f.pass_rates.baseline.ci_high, 4)) == (
+        0.1933,
+        0.6805,
+    )
+    several = run([(f"q{i}", [1.0, 0.0]) for i in range(12)])
+    assert figures(several, several).pass_rates.baseline.method == "bootstrap"
+
+
+def test_pass_threshold_and_passed_flag() -> None:
+    base = Run.from_records([Record("a", 0.6), Record("b", 0.9, passed=False)])
+    f = figures(base, base, pass_threshold=0.7)
+    # a: 0.6 < 0.7 fails; b: the record says it failed, whatever its score.
+    assert f.pass_rates.baseline.estimate == 0.0
+
+
+def test_latency_excludes_waits_and_scorers_and_categories() -> None:
+    base = Run.from_records(
+        [
+            Record("a", 1, latency_ms=1000, wait_ms=400, category="x", scores={"j": 0.5}),
+            Record("b", 0, latency_ms=500, category="y", scores={"j": 0.5}),
+        ]
+    )
+    cand = Run.from_records(
+        [
+            Record("a", 1, latency_ms=700, category="x", scores={"j": 0.9}),
+            Record("b", 1, latency_ms=500, category="y", scores={"j": 0.5}),
+        ]
+    )
+    f = figures(base, cand)
+    lat = f.metric("latency_ms")
+    assert (lat.baseline_mean, lat.candidate_mean, lat.delta.estimate) == (550, 600, 50)
+    (j,) = f.scorers
+    assert (j.name, round(j.delta.estimate, 9), j.improved, j.unchanged) == ("j", 0.2, 1, 1)
+    (moved,) = f.categories
+    assert (moved.category, moved.baseline_rate, moved.candidate_rate) == ("y", 0.0, 1.0)
+
+
+def test_bonferroni_in_matrix_with_baseline() -> None:
+    recs = [Record(f"q{i}", float(i % 2), target=t) for t in ("a", "b", "c") for i in range(20)]
+    m = compare_matrix(Run.from_records(recs), baseline="a")
+    levels = [p.analysis.figures.level for p in m.pairwise]  # type: ignore[union-attr]
+    assert levels == [pytest.approx(1 - 0.05 / 2)] * 2
+    assert "Bonferroni" in m.pairwise[0].to_dict()["statistics"]["adjustment"]
+    every_pair = compare_matrix(Run.from_records(recs))
+    assert {p.analysis.figures.level for p in every_pair.pairwise} == {0.95}  # type: ignore[union-attr]
+
+
+def test_cluster_bootstrap_is_wider_for_grouped_questions() -> None:
+    # Ten documents, ten questions each; questions on a document move together.
+    base, cand = [], []
+    for d in range(10):
+        shift = 1.0 if d % 2 else 0.0
+        for q in range(10):
+            tid = f"d{d}-q{q}"
+            base.append(Record(tid, 0.0, category=f"doc{d}"))
+            cand.append(Record(tid, shift, category=f"doc{d}"))
+    b, c = Run.from_records(base), Run.from_records(cand)
+    plain = figures(b, c).score
+    clustered = figures(b, c, cluster_by="category").score
+    assert clustered.method == "bootstrap-cluster"
+    assert clustered.units == "clusters"
+    assert clustered.ci_high - clustered.ci_low > 1.5 * (plain.ci_high - plain.ci_low)
+
+
+def test_bad_settings() -> None:
+    from evaldelta.errors import UsageError
+
+    with pytest.raises(UsageError, match="alpha must be between 0 and 1"):
+        Settings(alpha=1.5)
+    with pytest.raises(UsageError, match="resamples must be at least 100"):
+        Settings(resamples=10)
