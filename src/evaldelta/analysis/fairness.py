@@ -65,13 +65,9 @@ class DatasetCheck:
 
 def dataset_hash(cases: Cases) -> str:
     """sha256 over the sorted test ids and a fingerprint of each one's input (12 hex digits)."""
-    h = hashlib.sha256()
-    for tid, fp in sorted(zip(cases.test_ids, cases.input_hash.tolist(), strict=True)):
-        h.update(tid.encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-        h.update(str(fp).encode())
-        h.update(b"\x01")
-    return h.hexdigest()[:12]
+    rows = sorted(zip(cases.test_ids, cases.input_hash.tolist(), strict=True))
+    text = "\x01".join(f"{tid}\x00{fp}" for tid, fp in rows)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def differs_in(

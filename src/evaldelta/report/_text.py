@@ -3,7 +3,9 @@ padding that counts wide (CJK) characters as two columns."""
 
 from __future__ import annotations
 
+import math
 import unicodedata
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -89,3 +91,36 @@ def clip_list(items: list[str], total: int | None = None, limit: int = 5) -> str
 def analysis_of(c: Comparison) -> Analysis | None:
     """The statistics attached to a comparison (typed for the renderers)."""
     return cast("Analysis | None", c.analysis)
+
+
+def signed_metric(x: float, fmt: Callable[[float], str]) -> str:
+    """``x`` formatted by ``fmt`` with an explicit sign."""
+    if math.isnan(x):
+        return "n/a"
+    return ("+" if x >= 0 else "-") + fmt(abs(x))
+
+
+def ms(x: float) -> str:
+    return f"{x:,.0f}ms"
+
+
+def usd(x: float) -> str:
+    if x == 0:
+        return "$0"
+    if x >= 1:
+        return f"${x:,.2f}"
+    # Two significant digits however small: $0.0022, $0.000031.
+    return f"${x:.{max(2, 1 - math.floor(math.log10(x)))}f}"
+
+
+def tokens(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+#: Label and formatter of each paired metric, by name.
+METRIC_FORMATS: dict[str, tuple[str, Callable[[float], str]]] = {
+    "latency_ms": ("Latency", ms),
+    "cost_usd": ("Cost", usd),
+    "input_tokens": ("Tokens in", tokens),
+    "output_tokens": ("Tokens out", tokens),
+}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
 from evaldelta.pairing.pairwise import Comparison
-from evaldelta.report._text import analysis_of
+from evaldelta.report._text import METRIC_FORMATS, analysis_of, signed_metric
 
 if TYPE_CHECKING:
     from evaldelta.stats import Interval
@@ -84,16 +84,14 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
             f"{pr.change.estimate * 100:+.1f} points | {_ci(pr.change, 100, 1)} |"
         )
         for m in f.metrics:
-            label = {
-                "latency_ms": "Latency (ms, excluding waits)",
-                "cost_usd": "Cost (USD)",
-                "input_tokens": "Tokens in",
-                "output_tokens": "Tokens out",
-            }[m.name]
+            label, fmt = METRIC_FORMATS[m.name]
+            if m.name == "latency_ms":
+                label += " (excluding waits)"
             rel = "" if math.isnan(m.relative) else f" ({m.relative:+.0%})"
+            ci = f"[{signed_metric(m.delta.ci_low, fmt)}, {signed_metric(m.delta.ci_high, fmt)}]"
             lines.append(
-                f"| {label} | {m.baseline_mean:,.4g} | {m.candidate_mean:,.4g} | "
-                f"{m.delta.estimate:+,.4g}{rel} | {_ci(m.delta, 1, 4 if m.unit == 'USD' else 0)} |"
+                f"| {label} | {fmt(m.baseline_mean)} | {fmt(m.candidate_mean)} | "
+                f"{signed_metric(m.delta.estimate, fmt)}{rel} | {ci} |"
             )
         lines.append("")
         mc = f.mcnemar

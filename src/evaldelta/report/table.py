@@ -8,7 +8,6 @@ and a ``Pairwise Summary:`` below. Wins are green, losses red, ties gray.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
@@ -16,6 +15,7 @@ from evaldelta.pairing.matrix import MatrixComparison
 from evaldelta.pairing.pairwise import Comparison
 from evaldelta.report._text import (
     ASCII_GLYPHS,
+    METRIC_FORMATS,
     UNICODE_GLYPHS,
     Style,
     analysis_of,
@@ -24,6 +24,7 @@ from evaldelta.report._text import (
     plural,
     printable,
     rjust,
+    signed_metric,
     width,
 )
 
@@ -185,14 +186,15 @@ def _analysis_lines(c: Comparison, st: Style) -> list[str]:
         f"p = {mc.pvalue:.3f}   ({f.partly_changed} more changed only partly)"
     )
     for metric in f.metrics:
-        label, fmt = _METRIC_LABELS[metric.name]
+        label, fmt = METRIC_FORMATS[metric.name]
+        label += ":"
         rel = "" if math.isnan(metric.relative) else f" ({metric.relative:+.0%})"
         extra = " per case, excluding waits" if metric.name == "latency_ms" else " per case"
         out.append(
             f"{label:<14}{fmt(metric.baseline_mean)} -> {fmt(metric.candidate_mean)}{extra}   "
-            f"{_signed_metric(metric.delta.estimate, fmt)}{rel}   "
-            f"{level_text(metric.delta.level)} CI [{_signed_metric(metric.delta.ci_low, fmt)}, "
-            f"{_signed_metric(metric.delta.ci_high, fmt)}]"
+            f"{signed_metric(metric.delta.estimate, fmt)}{rel}   "
+            f"{level_text(metric.delta.level)} CI [{signed_metric(metric.delta.ci_low, fmt)}, "
+            f"{signed_metric(metric.delta.ci_high, fmt)}]"
         )
     if f.scorers:
         out.append("")
@@ -231,32 +233,6 @@ def _analysis_lines(c: Comparison, st: Style) -> list[str]:
         caveat = f" (datasets differ: on the {len(c.left)} common cases)"
     out.append(f"{st('Verdict:', 'bold')} {st(v.kind + caveat, style, 'bold')}. {v.reason}")
     return out
-
-
-def _signed_metric(x: float, fmt: Callable[[float], str]) -> str:
-    if math.isnan(x):
-        return "n/a"
-    return ("+" if x >= 0 else "-") + fmt(abs(x))
-
-
-def _ms(x: float) -> str:
-    return f"{x:,.0f}ms"
-
-
-def _usd(x: float) -> str:
-    return f"${x:.4f}" if x < 1 else f"${x:,.2f}"
-
-
-def _tokens(x: float) -> str:
-    return f"{x:,.0f}"
-
-
-_METRIC_LABELS: dict[str, tuple[str, Callable[[float], str]]] = {
-    "latency_ms": ("Latency:", _ms),
-    "cost_usd": ("Cost:", _usd),
-    "input_tokens": ("Tokens in:", _tokens),
-    "output_tokens": ("Tokens out:", _tokens),
-}
 
 
 def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bool = True) -> str:
