@@ -1,7 +1,17 @@
 """Readers: one module per input format, and a registry that sniffs and picks.
 
-Adding a format is one module with ``NAME``, ``sniff(head) -> bool`` and
-``read(path, keep_text=...) -> Run``, plus one line in :data:`READERS`.
+Adding a format is one module and one line in :data:`READERS`. The module has:
+
+- ``NAME``: the name users give to ``--input-format``;
+- ``sniff(path, head) -> bool``: whether the file is in this format, from its path
+  and its first 64 KiB (gunzipped). ``path`` may be a directory (``head`` is then
+  ``b""``): a reader may claim a folder of files (lm-evaluation-harness does);
+- ``read(path, *, keep_text=True, extra_fields=(), mapping=None) -> Run``.
+  ``mapping`` (``--map``) maps the common model's fields onto the file's columns or
+  JSON paths; readers of fixed formats may ignore it.
+
+Sniffing tries the readers in order, most specific first: a generic reader
+(JSONL, CSV) comes last.
 """
 
 from __future__ import annotations
@@ -9,13 +19,13 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from evaldelta.errors import UnknownFormatError
 from evaldelta.io import jsonl
-from evaldelta.io._source import read_bytes, resolve
+from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
 from evaldelta.model import Run
 
 __all__ = ["READERS", "formats", "load"]
@@ -23,11 +33,11 @@ __all__ = ["READERS", "formats", "load"]
 
 class Reader(NamedTuple):
     name: str
-    sniff: Callable[[bytes], bool]
+    sniff: Callable[[Path, bytes], bool]
     read: Callable[..., Run]
 
 
-#: Every reader, in the order sniffing tries them.
+#: Every reader, in the order sniffing tries them (generic ones last).
 READERS: tuple[Reader, ...] = (Reader(jsonl.NAME, jsonl.sniff, jsonl.read),)
 
 
@@ -42,30 +52,42 @@ def load(
     format: str | None = None,
     keep_text: bool = True,
     extra_fields: Sequence[str] = (),
+    mapping: Mapping[str, str] | None = None,
 ) -> Run:
     """Read a results file (or a run directory) into a :class:`~evaldelta.model.Run`.
 
     Args:
-        path: a results file, a ``.gz`` of one, or a run directory holding ``index.jsonl``.
+        path: a results file, a ``.gz`` of one, or a run directory.
         format: force a reader by name instead of sniffing the content.
         keep_text: keep inputs, outputs and expected answers (costs memory on big runs).
         extra_fields: further per-record fields to keep, in ``run.extra`` (e.g. a
             document id to cluster cases by).
+        mapping: field of the common model -> column or JSON path in the file
+            (``--map test_id=question_id,score=correct``).
     """
-    file = resolve(path)
+    options: dict[str, Any] = {"keep_text": keep_text, "extra_fields": extra_fields}
+    if mapping:
+        options["mapping"] = dict(mapping)
+    p = Path(path)
     if format is not None:
         for reader in READERS:
             if reader.name == format:
-                return reader.read(file, keep_text=keep_text, extra_fields=extra_fields)
+                target = p if p.is_dir() and reader.sniff(p, b"") else resolve(p)
+                return reader.read(target, **options)
         raise UnknownFormatError(
             f"unknown input format {format!r}; choose one of: {', '.join(formats())}"
         )
+    if p.is_dir() and not any((p / name).is_file() for name in RUN_DIR_INDEXES):
+        for reader in READERS:
+            if reader.sniff(p, b""):
+                return reader.read(p, **options)
+    file = resolve(p)
     head = _head(file)
     if not head.strip():
-        return jsonl.read(file, keep_text=keep_text)  # reports the empty file
+        return jsonl.read(file, **options)  # reports the empty file
     for reader in READERS:
-        if reader.sniff(head):
-            return reader.read(file, keep_text=keep_text, extra_fields=extra_fields)
+        if reader.sniff(file, head):
+            return reader.read(file, **options)
     start = head.lstrip()[:1]
     if start in (b"[", b"{"):
         what = "a JSON array" if start == b"[" else "one pretty-printed JSON document"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,18 +150,29 @@ def _first(*values: float | None) -> float | None:
     return None
 
 
-def sniff(head: bytes) -> bool:
+def sniff(path: Path, head: bytes) -> bool:
     """True when the file looks like JSON Lines: its first line is one JSON object."""
     first = head.lstrip().split(b"\n", 1)[0].strip()
     # A lone "{" opens a pretty-printed JSON document, not a line of JSONL.
     return first.startswith(b"{") and first != b"{"
 
 
-def read(path: Path, *, keep_text: bool = True, extra_fields: Sequence[str] = ()) -> Run:
+def read(
+    path: Path,
+    *,
+    keep_text: bool = True,
+    extra_fields: Sequence[str] = (),
+    mapping: Mapping[str, str] | None = None,
+) -> Run:
     """Read a JSONL results file into a :class:`Run`.
 
     ``extra_fields``: further top-level fields to keep (e.g. a document id to cluster by).
+    ``mapping`` (``--map``) is handled by the mapped reader, not here.
     """
+    if mapping:
+        from evaldelta.io import mapped
+
+        return mapped.read(path, keep_text=keep_text, extra_fields=extra_fields, mapping=mapping)
     data = read_bytes(path)
     src = str(path)
     if not data or data.isspace():  # isspace stops at the first non-blank: no copy
