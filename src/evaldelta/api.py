@@ -75,6 +75,7 @@ def compare(
     settings: Settings | None = None,
     allow_dataset_change: bool = False,
     sample: int | None = None,
+    scorer: str | None = None,
 ) -> Comparison:
     """Compare a candidate run with a baseline run: cases, statistics, verdict.
 
@@ -87,10 +88,15 @@ def compare(
         allow_dataset_change: compare the common cases of runs on different datasets
             (a warning instead of a refusal).
         sample: judge a fixed, seeded sample of this many common cases.
+        scorer: compare on this scorer instead of the overall score.
     """
     st = _settings(settings, threshold)
     base_run = as_run(baseline, _extra(st))
     cand_run = base_run if candidate is baseline else as_run(candidate, _extra(st))
+    if scorer is not None:
+        same_run = base_run is cand_run
+        base_run = base_run.score_by(scorer)
+        cand_run = base_run if same_run else cand_run.score_by(scorer)
     same = base_run is cand_run
     base = cases(
         base_run,
@@ -131,6 +137,7 @@ def compare_matrix(
     threshold: float | None = None,
     *,
     settings: Settings | None = None,
+    scorer: str | None = None,
 ) -> MatrixComparison:
     """Compare every target of a combined run (or those listed), with statistics.
 
@@ -142,6 +149,8 @@ def compare_matrix(
 
     st = _settings(settings, threshold)
     r = as_run(run, _extra(st))
+    if scorer is not None:
+        r = r.score_by(scorer)
     m = build_matrix(r, targets, baseline, st.threshold, pass_threshold=st.pass_threshold)
     k = len(m.pairwise)
     bonferroni = baseline is not None and k > 1

@@ -461,6 +461,37 @@ class Run:
         code = self.target_code(target)
         return self.take(np.flatnonzero(self.target_index == code))
 
+    def score_by(self, scorer: str) -> Run:
+        """This run with each record's score taken from one scorer.
+
+        Raises:
+            PairingError: no such scorer (the message lists those present), or
+                records that ran without an error lack it.
+        """
+        import numpy as np
+
+        if scorer not in self.scorer_scores:
+            present = ", ".join(self.scorers) or "none"
+            raise PairingError(
+                f"{self.source}: no scorer named {scorer!r} (scorers present: {present})"
+            )
+        col = self.scorer_scores[scorer]
+        missing = np.isnan(col) & ~self.is_error
+        if missing.any():
+            first = int(np.flatnonzero(missing)[0])
+            where = (
+                f"{self.source}:{int(self.lines[first])}"
+                if self.lines is not None
+                else (f"{self.source} (record {first + 1})")
+            )
+            raise PairingError(
+                f"{where}: scorer {scorer!r} is missing on {int(missing.sum())} records that "
+                "ran; compare on a scorer every record has, or on the overall score"
+            )
+        run = self.take(np.arange(len(self), dtype=np.int64))
+        object.__setattr__(run, "score", np.where(np.isnan(col), 0.0, col))
+        return run
+
     def take(self, indices: IntArray) -> Run:
         """A run of the records at ``indices`` (codes and names renumbered)."""
         import numpy as np

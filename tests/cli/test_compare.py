@@ -608,3 +608,28 @@ def test_overflowing_scorer_mean(evaldelta: Cli, jsonl) -> None:  # type: ignore
         evaldelta("compare", path, path),
         f'{path}:2: "score" must be a finite number within +-1e12, got inf',
     )
+
+
+def test_scorer_option(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    base = jsonl(
+        "b.jsonl", [{"test_id": f"q{i}", "scores": {"exact": 1, "judge": 0.5}} for i in range(3)]
+    )
+    cand = jsonl(
+        "c.jsonl", [{"test_id": f"q{i}", "scores": {"exact": 0, "judge": 0.9}} for i in range(3)]
+    )
+    overall = json.loads(evaldelta("compare", base, cand, "--json").out)
+    assert overall["summary"]["mean_delta"] == -0.3  # mean of the scorers: 0.75 -> 0.45
+    judge = json.loads(evaldelta("compare", base, cand, "--scorer", "judge", "--json").out)
+    assert judge["summary"]["mean_delta"] == 0.4
+    assert evaldelta("compare", base, cand, "--scorer", "exact").code == 1
+    _bad(
+        evaldelta("compare", base, cand, "--scorer", "rouge"),
+        f"{base}: no scorer named 'rouge' (scorers present: exact, judge)",
+    )
+    partial = jsonl(
+        "p.jsonl",
+        [{"test_id": "q0", "score": 1, "scores": {"judge": 1}}, {"test_id": "q1", "score": 1}],
+    )
+    r = evaldelta("compare", partial, partial, "--scorer", "judge")
+    assert r.code == 2
+    assert "p.jsonl:2: scorer 'judge' is missing on 1 records that ran" in r.err

@@ -14,7 +14,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--input-format",
         metavar="NAME",
-        help="read the results as this format instead of guessing from the content (jsonl)",
+        help="read the results as this format instead of guessing from the content",
+    )
+    p.add_argument(
+        "--scorer",
+        metavar="NAME",
+        help="compare on this scorer's scores instead of the overall score",
     )
 
 

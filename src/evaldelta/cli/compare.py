@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             baseline_target=args.baseline,
             candidate_target=args.candidate,
             settings=settings,
+            scorer=args.scorer,
         )
         return _emit(args, result, pairwise=True)
 
@@ -118,12 +119,15 @@ def run(args: argparse.Namespace) -> int:
             baseline_target=args.baseline,
             candidate_target=args.candidate,
             settings=settings,
+            scorer=args.scorer,
         )
         return _emit(args, result, pairwise=True)
 
     from evaldelta.api import compare_matrix
 
-    matrix = compare_matrix(run_, args.targets, args.baseline, settings=settings)
+    matrix = compare_matrix(
+        run_, args.targets, args.baseline, settings=settings, scorer=args.scorer
+    )
     return _emit(args, matrix, pairwise=False)
 
 

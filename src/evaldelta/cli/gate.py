@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         settings=settings,
         allow_dataset_change=args.allow_dataset_change,
         sample=args.sample,
+        scorer=args.scorer,
     )
     code, decision = decide_gate(result, args)
 
