@@ -10,7 +10,6 @@ import pytest
 
 from tests.conftest import EXAMPLE, REPO, run_evaldelta
 
-
 EXAMPLES = sorted((REPO / "examples").glob("*/README.md"))
 
 
