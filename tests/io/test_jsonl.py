@@ -321,3 +321,35 @@ def test_permission_denied(jsonl: Make, monkeypatch: pytest.MonkeyPatch) -> None
         InputError, match=r"r.jsonl: permission denied; check the file's permissions"
     ):
         load(path)
+
+
+def test_chunked_reading_matches_one_piece(
+    jsonl: Make, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Big files are read in pieces; the pieces must join seamlessly."""
+    rows: list[dict[str, object] | str] = []
+    for i in range(60):
+        row: dict[str, object] = {"test_id": f"q{i % 20}", "target": "ab"[i % 2], "score": i / 60}
+        if i > 40:
+            row["scores"] = {"late": 0.5}
+        if i % 7 == 0:
+            row["error"] = "boom"
+        if i % 11 == 0:
+            row["tags"] = ["t"]
+        if i == 50:
+            row["run_status"] = "interrupted"
+        rows.append(row)
+        if i % 13 == 0:
+            rows.append("")
+    path = jsonl("r.jsonl", rows)
+    whole = load(path)
+    monkeypatch.setattr("evaldelta.io._source.CHUNK_SIZE", 200)
+    pieces = load(path)
+    assert pieces.records() == whole.records()
+    assert pieces.status == whole.status == "interrupted"
+    assert pieces.scorers == ["late"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text() + '{"test_id": "x", "score": "high"}\n')
+    with pytest.raises(ParseError) as info:
+        load(bad)
+    assert info.value.line == len(path.read_text().splitlines()) + 1

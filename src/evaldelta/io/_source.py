@@ -47,6 +47,52 @@ def _resolve(p: Path) -> Path:
     return p
 
 
+#: Bytes read at a time by readers that stream: big enough to amortise decoding calls,
+#: small enough that a 500 MB file never sits in memory whole.
+CHUNK_SIZE = 32 * 1024 * 1024
+
+
+def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[tuple[bytes, int]]:
+    """The file's content in pieces that end at a line break, each with the number of
+    its first line; gunzipped when gzip, without a UTF-8 byte-order mark."""
+    size = size or CHUNK_SIZE
+    try:
+        with open(path, "rb") as probe:
+            magic = probe.read(2)
+        opener = gzip.open if magic == b"\x1f\x8b" else open
+        with opener(path, "rb") as fh:
+            first_line = 1
+            rest = b""
+            start = True
+            while True:
+                block = fh.read(size)
+                if start:
+                    block = block.removeprefix(b"\xef\xbb\xbf")
+                    start = False
+                if not block:
+                    if rest:
+                        yield rest, first_line
+                    return
+                block = rest + block
+                cut = block.rfind(b"\n")
+                if cut < 0:
+                    rest = block
+                    continue
+                piece, rest = block[: cut + 1], block[cut + 1 :]
+                yield piece, first_line
+                first_line += piece.count(b"\n")
+    except PermissionError as exc:
+        raise InputError(
+            f"{path}: permission denied; check the file's permissions ({exc.strerror})"
+        ) from exc
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) and exc.errno:
+            raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise ParseError(
+            str(path), None, f"is not a readable gzip file ({exc}); re-create or gunzip it"
+        ) from exc
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark."""
     try:

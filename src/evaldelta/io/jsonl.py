@@ -29,8 +29,8 @@ from typing import Any
 import msgspec
 
 from evaldelta.errors import ParseError
-from evaldelta.io._source import paused_gc, read_bytes
-from evaldelta.model import Run
+from evaldelta.io._source import iter_line_chunks, paused_gc
+from evaldelta.model import Run, float_column
 
 NAME = "jsonl"
 
@@ -173,25 +173,31 @@ def read(
         from evaldelta.io import mapped
 
         return mapped.read(path, keep_text=keep_text, extra_fields=extra_fields, mapping=mapping)
-    data = read_bytes(path)
     src = str(path)
-    if not data or data.isspace():  # isspace stops at the first non-blank: no copy
+    extra = tuple(dict.fromkeys(extra_fields))
+    decoder = _decoder(keep_text, extra)
+    parts: list[dict[str, Any]] = []
+    strings: dict[str, str] = {}
+    with paused_gc():
+        for data, first_line in iter_line_chunks(path):
+            if data.isspace():
+                continue
+            try:
+                recs: list[_Record] = decoder.decode_lines(data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                recs = []  # the line-by-line reading below names the bad line
+            lines: Sequence[int]
+            if recs and _one_object_per_line(data, len(recs)):
+                lines = range(first_line, first_line + len(recs))
+            else:
+                recs, lines = _decode_by_line(src, data, decoder, first_line)
+            parts.append(_chunk_columns(src, lines, recs, keep_text, extra, strings))
+            del recs
+    if not parts:
         raise ParseError(
             src, None, "is empty: no records to compare; check the eval wrote its results"
         )
-    extra = tuple(dict.fromkeys(extra_fields))
-    decoder = _decoder(keep_text, extra)
-    with paused_gc():
-        try:
-            recs: list[_Record] = decoder.decode_lines(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            recs = []  # the line-by-line reading below names the bad line
-        lines: Sequence[int]
-        if recs and _one_object_per_line(data, len(recs)):
-            lines = range(1, len(recs) + 1)
-        else:
-            recs, lines = _decode_by_line(src, data, decoder)
-        return _to_run(src, lines, recs, keep_text, extra)
+    return _combine(src, parts, keep_text)
 
 
 def _one_object_per_line(data: bytes, n: int) -> bool:
@@ -204,13 +210,13 @@ def _one_object_per_line(data: bytes, n: int) -> bool:
 
 
 def _decode_by_line(
-    src: str, data: bytes, decoder: msgspec.json.Decoder[Any]
+    src: str, data: bytes, decoder: msgspec.json.Decoder[Any], first_line: int = 1
 ) -> tuple[list[Any], list[int]]:
     """Decode line by line, so that every record knows its line and a line that is not
     exactly one JSON object is named."""
     recs: list[Any] = []
     lines: list[int] = []
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
+    for lineno, line in enumerate(data.split(b"\n"), start=first_line):
         if not line.strip():
             continue
         try:
@@ -367,9 +373,17 @@ def _run_facts(recs: list[Any]) -> tuple[str, dict[str, Any], str | None, str | 
     return status, config, (min(stamps) if stamps else None), (max(stamps) if stamps else None)
 
 
-def _to_run(
-    src: str, lines: Sequence[int], recs: list[Any], keep_text: bool, extra: tuple[str, ...] = ()
-) -> Run:
+def _chunk_columns(
+    src: str,
+    lines: Sequence[int],
+    recs: list[Any],
+    keep_text: bool,
+    extra: tuple[str, ...],
+    strings: dict[str, str],
+) -> dict[str, Any]:
+    """The columns of one chunk of records: numbers as arrays, repeated strings shared."""
+    import numpy as np
+
     n = len(recs)
     test_ids: list[Any] = _fill(
         [r.test_id for r in recs],
@@ -490,31 +504,92 @@ def _to_run(
         for name in extra:
             if name not in extra_columns and name in _Record.__struct_fields__:
                 extra_columns[name] = [getattr(r, name, None) for r in recs]
+    share = strings.setdefault
+    return {
+        "n": n,
+        "lines": (
+            np.arange(lines.start, lines.stop, dtype=np.int64)
+            if isinstance(lines, range)
+            else np.asarray(lines, dtype=np.int64)
+        ),
+        "status": status,
+        "config": config,
+        "started_at": started_at,
+        "finished_at": finished_at,
+        "input_hash": np.asarray(_input_hashes(recs), dtype=np.int64),
+        "extra": extra_columns,
+        "test_id": [share(t, t) for t in test_ids],
+        "score": float_column(scores, n),
+        "target": [share(t, t) if t is not None else None for t in targets],
+        "passed": [r.passed for r in recs],
+        "attempt": [r.attempt for r in recs],
+        "latency_ms": float_column(latency, n),
+        "wait_ms": float_column([r.wait_ms for r in recs], n),
+        "input_tokens": float_column(input_tokens, n),
+        "output_tokens": float_column(output_tokens, n),
+        "cost_usd": float_column(cost, n),
+        "errors": errors,
+        "error_kinds": error_kinds,
+        "safety_failure": [r.safety_failure for r in recs],
+        "category": [share(c, c) if c is not None else None for c in (r.category for r in recs)],
+        "tags": tags,
+        "scorer_scores": {k: float_column(v, n) for k, v in scorer_cols.items()},
+        "texts": texts,
+    }
+
+
+def _combine(src: str, parts: list[dict[str, Any]], keep_text: bool) -> Run:
+    """One run from the columns of its chunks."""
+    import numpy as np
+
+    if len(parts) == 1:
+        (p,) = parts
+        merged = p
+    else:
+        merged = {"n": sum(p["n"] for p in parts)}
+        offsets = [0]
+        for p in parts[:-1]:
+            offsets.append(offsets[-1] + p["n"])
+        for key in (
+            "input_hash",
+            "score",
+            "latency_ms",
+            "wait_ms",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+        ):
+            merged[key] = np.concatenate([p[key] for p in parts])
+        for key in ("test_id", "target", "passed", "attempt", "safety_failure", "category"):
+            merged[key] = [x for p in parts for x in p[key]]
+        merged["lines"] = np.concatenate([p["lines"] for p in parts])
+        for key in ("errors", "error_kinds", "tags"):
+            merged[key] = {
+                i + off: v for p, off in zip(parts, offsets, strict=True) for i, v in p[key].items()
+            }
+        names = dict.fromkeys(k for p in parts for k in p["scorer_scores"])
+        merged["scorer_scores"] = {
+            k: np.concatenate([p["scorer_scores"].get(k, np.full(p["n"], np.nan)) for p in parts])
+            for k in names
+        }
+        extra_names = dict.fromkeys(k for p in parts for k in p["extra"])
+        merged["extra"] = {
+            k: [x for p in parts for x in p["extra"].get(k, [None] * p["n"])] for k in extra_names
+        }
+        merged["texts"] = (
+            {k: [x for p in parts for x in p["texts"][k]] for k in parts[0]["texts"]}
+            if keep_text
+            else None
+        )
+        statuses = [p["status"] for p in parts]
+        merged["status"] = "interrupted" if "interrupted" in statuses else "complete"
+        merged["config"] = next((p["config"] for p in parts if p["config"]), {})
+        starts = [p["started_at"] for p in parts if p["started_at"]]
+        ends = [p["finished_at"] for p in parts if p["finished_at"]]
+        merged["started_at"] = min(starts) if starts else None
+        merged["finished_at"] = max(ends) if ends else None
     return Run.from_columns(
-        lines=lines,
-        status=status,
-        config=config,
-        started_at=started_at,
-        finished_at=finished_at,
-        input_hash=_input_hashes(recs),
-        extra=extra_columns,
         source=src,
         format=NAME,
-        test_id=test_ids,
-        score=scores,
-        target=targets,
-        passed=[r.passed for r in recs],
-        attempt=[r.attempt for r in recs],
-        latency_ms=latency,
-        wait_ms=[r.wait_ms for r in recs],
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cost_usd=cost,
-        errors=errors,
-        error_kinds=error_kinds,
-        safety_failure=[r.safety_failure for r in recs],
-        category=[r.category for r in recs],
-        tags=tags,
-        scorer_scores=scorer_cols,
-        texts=texts,
+        **{k: v for k, v in merged.items() if k != "n"},
     )
