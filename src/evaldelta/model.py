@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from evaldelta.errors import InputError, PairingError
 
@@ -64,9 +64,45 @@ class Record:
         return self.error is not None
 
 
+class Factorized(NamedTuple):
+    """A column given as its distinct values and a code per record (readers that
+    build it piece by piece pass this to :meth:`Run.from_columns`)."""
+
+    values: list[Any]
+    codes: IntArray
+
+    def __len__(self) -> int:  # the number of records, like a plain column
+        return int(self.codes.shape[0])
+
+
+class Factorizer:
+    """Factorizes a column piece by piece: codes stay consistent across pieces."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+
+    def codes(self, values: Sequence[Any]) -> IntArray:
+        import numpy as np
+
+        index = self.index
+        for v in dict.fromkeys(values):
+            if v not in index:
+                index[v] = len(index)
+        return np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+
+    def result(self, pieces: Sequence[IntArray]) -> Factorized:
+        import numpy as np
+
+        codes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        return Factorized(list(self.index), codes)
+
+
 def factorize(values: Sequence[Any]) -> tuple[list[Any], IntArray]:
     """Codes for values, numbered in order of first appearance: (uniques, codes)."""
     import numpy as np
+
+    if isinstance(values, Factorized):
+        return list(values.values), values.codes
 
     uniques = list(dict.fromkeys(values))
     if len(uniques) == 1:
@@ -235,6 +271,8 @@ class Run:
         def all_none(values: Sequence[Any] | None) -> bool:
             if values is None:
                 return True
+            if isinstance(values, Factorized):
+                return values.values == [None]
             if isinstance(values, list):
                 return values.count(None) == n
             return all(v is None for v in values)
@@ -248,6 +286,8 @@ class Run:
         )
         test_ids, test_index = factorize(test_id)
         targets, target_index = factorize(target if target is not None else [None] * n)
+        if isinstance(category, Factorized) and category.values == [None]:
+            category = None
         if all_none(category):
             categories: list[str] = []
             category_codes = np.full(n, -1, dtype=np.int64)

@@ -52,9 +52,9 @@ def _resolve(p: Path) -> Path:
 CHUNK_SIZE = 32 * 1024 * 1024
 
 
-def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[tuple[bytes, int]]:
-    """The file's content in pieces that end at a line break, each with the number of
-    its first line; gunzipped when gzip, without a UTF-8 byte-order mark."""
+def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[tuple[bytearray, int, int]]:
+    """The file's content in pieces that end at a line break: (piece, number of its first
+    line, line breaks in it); gunzipped when gzip, without a UTF-8 byte-order mark."""
     size = size or CHUNK_SIZE
     try:
         with open(path, "rb") as probe:
@@ -62,25 +62,20 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[tuple[byte
         opener = gzip.open if magic == b"\x1f\x8b" else open
         with opener(path, "rb") as fh:
             first_line = 1
-            rest = b""
             start = True
             while True:
-                block = fh.read(size)
-                if start:
-                    block = block.removeprefix(b"\xef\xbb\xbf")
-                    start = False
-                if not block:
-                    if rest:
-                        yield rest, first_line
+                piece = bytearray(fh.read(size))
+                if not piece:
                     return
-                block = rest + block
-                cut = block.rfind(b"\n")
-                if cut < 0:
-                    rest = block
-                    continue
-                piece, rest = block[: cut + 1], block[cut + 1 :]
-                yield piece, first_line
-                first_line += piece.count(b"\n")
+                if start:
+                    if piece.startswith(b"\xef\xbb\xbf"):
+                        del piece[:3]
+                    start = False
+                if not piece.endswith(b"\n"):
+                    piece += fh.readline()  # finish the last line; appends in place
+                breaks = piece.count(b"\n")
+                yield piece, first_line, breaks
+                first_line += breaks
     except PermissionError as exc:
         raise InputError(
             f"{path}: permission denied; check the file's permissions ({exc.strerror})"

@@ -30,7 +30,7 @@ import msgspec
 
 from evaldelta.errors import ParseError
 from evaldelta.io._source import iter_line_chunks, paused_gc
-from evaldelta.model import Run, float_column
+from evaldelta.model import Factorizer, Run, float_column
 
 NAME = "jsonl"
 
@@ -177,9 +177,9 @@ def read(
     extra = tuple(dict.fromkeys(extra_fields))
     decoder = _decoder(keep_text, extra)
     parts: list[dict[str, Any]] = []
-    strings: dict[str, str] = {}
+    factorizers = {"test_id": Factorizer(), "target": Factorizer(), "category": Factorizer()}
     with paused_gc():
-        for data, first_line in iter_line_chunks(path):
+        for data, first_line, breaks in iter_line_chunks(path):
             if data.isspace():
                 continue
             try:
@@ -187,36 +187,35 @@ def read(
             except (msgspec.DecodeError, msgspec.ValidationError):
                 recs = []  # the line-by-line reading below names the bad line
             lines: Sequence[int]
-            if recs and _one_object_per_line(data, len(recs)):
+            if recs and _one_object_per_line(data, len(recs), breaks):
                 lines = range(first_line, first_line + len(recs))
             else:
                 recs, lines = _decode_by_line(src, data, decoder, first_line)
-            parts.append(_chunk_columns(src, lines, recs, keep_text, extra, strings))
+            parts.append(_chunk_columns(src, lines, recs, keep_text, extra, factorizers))
             del recs
     if not parts:
         raise ParseError(
             src, None, "is empty: no records to compare; check the eval wrote its results"
         )
-    return _combine(src, parts, keep_text)
+    return _combine(src, parts, keep_text, factorizers)
 
 
-def _one_object_per_line(data: bytes, n: int) -> bool:
+def _one_object_per_line(data: bytes | bytearray, n: int, newlines: int) -> bool:
     """True when record ``i`` is certainly on line ``i + 1``: ``n`` lines, each
     starting with ``{``, none blank. (Anything else takes the careful path.)"""
-    newlines = data.count(b"\n")
     lines = newlines + (0 if data.endswith(b"\n") else 1)
     opening = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
     return lines == n and opening == n
 
 
 def _decode_by_line(
-    src: str, data: bytes, decoder: msgspec.json.Decoder[Any], first_line: int = 1
+    src: str, data: bytes | bytearray, decoder: msgspec.json.Decoder[Any], first_line: int = 1
 ) -> tuple[list[Any], list[int]]:
     """Decode line by line, so that every record knows its line and a line that is not
     exactly one JSON object is named."""
     recs: list[Any] = []
     lines: list[int] = []
-    for lineno, line in enumerate(data.split(b"\n"), start=first_line):
+    for lineno, line in enumerate(bytes(data).split(b"\n"), start=first_line):
         if not line.strip():
             continue
         try:
@@ -379,9 +378,9 @@ def _chunk_columns(
     recs: list[Any],
     keep_text: bool,
     extra: tuple[str, ...],
-    strings: dict[str, str],
+    factorizers: dict[str, Factorizer],
 ) -> dict[str, Any]:
-    """The columns of one chunk of records: numbers as arrays, repeated strings shared."""
+    """The columns of one chunk of records: numbers as arrays, strings as codes."""
     import numpy as np
 
     n = len(recs)
@@ -504,7 +503,6 @@ def _chunk_columns(
         for name in extra:
             if name not in extra_columns and name in _Record.__struct_fields__:
                 extra_columns[name] = [getattr(r, name, None) for r in recs]
-    share = strings.setdefault
     return {
         "n": n,
         "lines": (
@@ -518,9 +516,9 @@ def _chunk_columns(
         "finished_at": finished_at,
         "input_hash": np.asarray(_input_hashes(recs), dtype=np.int64),
         "extra": extra_columns,
-        "test_id": [share(t, t) for t in test_ids],
+        "test_id": factorizers["test_id"].codes(test_ids),
         "score": float_column(scores, n),
-        "target": [share(t, t) if t is not None else None for t in targets],
+        "target": factorizers["target"].codes(targets),
         "passed": [r.passed for r in recs],
         "attempt": [r.attempt for r in recs],
         "latency_ms": float_column(latency, n),
@@ -531,20 +529,22 @@ def _chunk_columns(
         "errors": errors,
         "error_kinds": error_kinds,
         "safety_failure": [r.safety_failure for r in recs],
-        "category": [share(c, c) if c is not None else None for c in (r.category for r in recs)],
+        "category": factorizers["category"].codes([r.category for r in recs]),
         "tags": tags,
         "scorer_scores": {k: float_column(v, n) for k, v in scorer_cols.items()},
         "texts": texts,
     }
 
 
-def _combine(src: str, parts: list[dict[str, Any]], keep_text: bool) -> Run:
+def _combine(
+    src: str, parts: list[dict[str, Any]], keep_text: bool, factorizers: dict[str, Factorizer]
+) -> Run:
     """One run from the columns of its chunks."""
     import numpy as np
 
     if len(parts) == 1:
         (p,) = parts
-        merged = p
+        merged = dict(p)
     else:
         merged = {"n": sum(p["n"] for p in parts)}
         offsets = [0]
@@ -560,7 +560,7 @@ def _combine(src: str, parts: list[dict[str, Any]], keep_text: bool) -> Run:
             "cost_usd",
         ):
             merged[key] = np.concatenate([p[key] for p in parts])
-        for key in ("test_id", "target", "passed", "attempt", "safety_failure", "category"):
+        for key in ("passed", "attempt", "safety_failure"):
             merged[key] = [x for p in parts for x in p[key]]
         merged["lines"] = np.concatenate([p["lines"] for p in parts])
         for key in ("errors", "error_kinds", "tags"):
@@ -588,6 +588,8 @@ def _combine(src: str, parts: list[dict[str, Any]], keep_text: bool) -> Run:
         ends = [p["finished_at"] for p in parts if p["finished_at"]]
         merged["started_at"] = min(starts) if starts else None
         merged["finished_at"] = max(ends) if ends else None
+    for key, factorizer in factorizers.items():
+        merged[key] = factorizer.result([p[key] for p in parts])
     return Run.from_columns(
         source=src,
         format=NAME,
