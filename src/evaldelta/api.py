@@ -110,10 +110,25 @@ def compare(
         label=label_for(cand_run, candidate_target, same),
         pass_threshold=st.pass_threshold,
     )
+    full = (base, cand)
     if sample is not None:
-        common = set(base.test_ids) & set(cand.test_ids)
-        keep = sample_ids(sorted(common), sample, st.seed)
+        # Drawn from the baseline's ids: a candidate missing some of them is still caught.
+        keep = sample_ids(base.test_ids, sample, st.seed)
         base, cand = _restrict(base, keep), _restrict(cand, keep)
+    if allow_dataset_change:
+        # Only truly common cases: the same test id *and* the same question.
+        hashes = dict(zip(base.test_ids, base.input_hash.tolist(), strict=True))
+        edited = {
+            t
+            for t, h in zip(cand.test_ids, cand.input_hash.tolist(), strict=True)
+            if h and hashes.get(t) and hashes[t] != h
+        }
+        if edited:
+            keep_ids = set(base.test_ids) - edited
+            base = _restrict(base, keep_ids)
+            cand = _restrict(cand, set(cand.test_ids) - edited)
+    else:
+        edited = set()
     c = compare_cases(base, cand, st.threshold)
     analysis = analyze(
         c,
@@ -124,6 +139,8 @@ def compare(
         st,
         allow_dataset_change=allow_dataset_change,
         sample=sample,
+        all_cases=full,
+        edited=len(edited),
     )
     from dataclasses import replace
 

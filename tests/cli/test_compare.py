@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evaldelta.io import formats
 from tests.conftest import EVALDELTA, FIXTURES, Result
 
 Cli = Callable[..., Result]
@@ -531,7 +532,7 @@ def test_json_documents_are_named(evaldelta: Cli, tmp_path: Path) -> None:
     _bad(
         evaldelta("compare", array, array),
         f"{array}: is a JSON array, not JSON Lines; write one JSON object per line "
-        "(supported formats: jsonl)",
+        f"(supported formats: {', '.join(formats())})",
     )
     pretty = tmp_path / "pretty.json"
     pretty.write_text('{\n  "test_id": "a",\n  "score": 1\n}\n')
@@ -551,7 +552,7 @@ def test_input_format_flag(evaldelta: Cli, tmp_path: Path) -> None:
     assert evaldelta("compare", odd, odd, "--input-format", "jsonl").code == 0
     _bad(
         evaldelta("compare", odd, odd, "--input-format", "yaml"),
-        "unknown input format 'yaml'; choose one of: jsonl",
+        f"unknown input format 'yaml'; choose one of: {', '.join(formats())}",
     )
 
 
@@ -633,3 +634,26 @@ def test_scorer_option(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untype
     r = evaldelta("compare", partial, partial, "--scorer", "judge")
     assert r.code == 2
     assert "p.jsonl:2: scorer 'judge' is missing on 1 records that ran" in r.err
+
+
+def test_csv_with_map(evaldelta: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text("question_id,correct,model\nq1,1,a\nq2,0,a\nq1,1,b\nq2,1,b\n")
+    r = evaldelta(
+        "compare",
+        path,
+        "--map",
+        "test_id=question_id,score=correct,target=model",
+        "--baseline",
+        "a",
+        "--candidate",
+        "b",
+        "--json",
+    )
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert [(m["test_id"], m["delta"]) for m in data["matched"]] == [("q1", 0.0), ("q2", 1.0)]
+    _bad(
+        evaldelta("compare", path, "--map", "test_id=question_id", "--map", "test_id=x"),
+        "--map gives 'test_id' twice ('question_id' and 'x'); keep one",
+    )

@@ -67,6 +67,8 @@ def analyze(
     comparisons: int = 1,
     allow_dataset_change: bool = False,
     sample: int | None = None,
+    all_cases: tuple[Cases, Cases] | None = None,
+    edited: int = 0,
 ) -> Analysis:
     """Figures, problems and verdict for a paired comparison of two runs' cases."""
     clusters = _clusters(c, base_run, settings.cluster_by)
@@ -78,6 +80,7 @@ def analyze(
         comparisons=comparisons,
         clusters=clusters,
         categories=categories,
+        safety_from=all_cases or (base_cases, cand_cases),
     )
     differ = differs_in(base_run, cand_run, base_cases.target, cand_cases.target)
     problems, dataset = check_fairness(
@@ -88,6 +91,7 @@ def analyze(
         cand_run,
         allow_dataset_change=allow_dataset_change,
         settings_differ=differ,
+        edited=edited,
     )
     verdict = decide(
         figures.score,
@@ -97,6 +101,8 @@ def analyze(
         cost=figures.metric("cost_usd"),
         max_slowdown=settings.max_slowdown,
         max_cost_increase=settings.max_cost_increase,
+        small_sample_p=figures.small_sample.pvalue if figures.small_sample else None,
+        alpha=1 - figures.level,
     )
     return Analysis(
         settings=settings,

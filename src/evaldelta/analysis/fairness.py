@@ -106,6 +106,7 @@ def check_fairness(
     *,
     allow_dataset_change: bool = False,
     settings_differ: list[str] | None = None,
+    edited: int = 0,
 ) -> tuple[list[Problem], DatasetCheck]:
     """Problems with comparing these runs, refusals first, and the dataset check."""
     problems: list[Problem] = []
@@ -120,8 +121,9 @@ def check_fairness(
         candidate_hash=dataset_hash(cand_cases),
         only_baseline=len(c.unmatched_baseline),
         only_candidate=len(c.unmatched_candidate),
-        inputs_changed=changed,
+        inputs_changed=changed + edited,
     )
+    changed += edited
     if dataset.only_baseline or dataset.only_candidate or changed:
         parts = []
         if dataset.only_baseline:
@@ -137,7 +139,7 @@ def check_fairness(
                 Problem(
                     "dataset-changed",
                     f"the datasets differ ({detail}): compared the {len(c.left)} common cases, "
-                    f"dropped {dataset.only_baseline + dataset.only_candidate}",
+                    f"left out {dataset.only_baseline + dataset.only_candidate + edited}",
                 )
             )
         else:

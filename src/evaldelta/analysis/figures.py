@@ -17,8 +17,9 @@ from evaldelta.pairing.pairwise import classify, clean
 
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
+    from evaldelta.pairing.cases import Cases
     from evaldelta.pairing.pairwise import Comparison
-    from evaldelta.stats import Interval, McNemarResult
+    from evaldelta.stats import Interval, McNemarResult, SignFlipResult
 
 __all__ = [
     "BOOTSTRAP_BUDGET",
@@ -36,6 +37,9 @@ __all__ = [
 #: Values on few distinct levels (scores, pass rates) always get the bootstrap: its
 #: multinomial shortcut costs little whatever the number of cases.
 BOOTSTRAP_BUDGET = 50_000_000
+#: Below this many cases (or clusters) the verdict also needs the exact sign-flip test:
+#: the percentile bootstrap is too narrow on a handful of cases.
+SMALL_SAMPLE = 50
 
 
 def mean_interval(
@@ -43,6 +47,8 @@ def mean_interval(
     settings: Settings,
     level: float,
     clusters: IntArray | None = None,
+    *,
+    always_bootstrap: bool = False,
 ) -> Interval:
     """Interval of the mean of per-case values: the bootstrap where affordable.
 
@@ -56,7 +62,7 @@ def mean_interval(
 
     n = int(values.shape[0])
     distinct = len(np.unique(np.round(values, 12))) if n else 0
-    affordable = distinct <= 2048 or n * settings.resamples <= BOOTSTRAP_BUDGET
+    affordable = always_bootstrap or distinct <= 2048 or n * settings.resamples <= BOOTSTRAP_BUDGET
     if clusters is not None and len(np.unique(clusters)) * settings.resamples <= BOOTSTRAP_BUDGET:
         affordable = True
     if affordable:
@@ -176,6 +182,7 @@ class Figures:
     pass_rates: PassRates
     mcnemar: McNemarResult
     partly_changed: int
+    small_sample: SignFlipResult | None = None
     metrics: list[PairedMetric] = field(default_factory=list)
     scorers: list[ScorerFigures] = field(default_factory=list)
     categories: list[CategoryMove] = field(default_factory=list)
@@ -206,6 +213,9 @@ class Figures:
             },
             "pass_rate": self.pass_rates.to_dict(),
             "mcnemar": {**self.mcnemar.to_dict(), "partly_changed": self.partly_changed},
+            "small_sample_test": (
+                self.small_sample.to_dict() if self.small_sample is not None else None
+            ),
             "metrics": [m.to_dict() for m in self.metrics],
             "scorers": [s.to_dict() for s in self.scorers],
             "categories_moved": [c.to_dict() for c in self.categories],
@@ -233,6 +243,7 @@ def compute_figures(
     comparisons: int = 1,
     clusters: IntArray | None = None,
     categories: list[str | None] | None = None,
+    safety_from: tuple[Cases, Cases] | None = None,
 ) -> Figures:
     """All figures of a comparison.
 
@@ -242,6 +253,8 @@ def compute_figures(
         comparisons: how many comparisons share the level, for the record.
         clusters: cluster code per matched case, when cases come in groups.
         categories: category per matched case, for "categories that moved".
+        safety_from: all cases of each run (not only the compared ones): a new safety
+            failure counts wherever it is, compared or not.
     """
     import numpy as np
 
@@ -252,7 +265,15 @@ def compute_figures(
     n = len(left)
 
     delta = c.delta
-    score = mean_interval(delta, settings, lvl, clusters)
+    score = mean_interval(delta, settings, lvl, clusters, always_bootstrap=True)
+    small = None
+    if 0 < n < SMALL_SAMPLE:
+        from evaldelta.stats import sign_flip_test
+
+        units = delta
+        if clusters is not None:
+            units = np.bincount(clusters, weights=delta).astype(np.float64)
+        small = sign_flip_test(units, seed=settings.seed)
     from evaldelta.stats import clustered_normal_interval
 
     score_normal = (
@@ -274,7 +295,7 @@ def compute_figures(
     pass_rates = PassRates(
         baseline=run_rate(rate1, left.passes, left.valid),
         candidate=run_rate(rate2, right.passes, right.valid),
-        change=mean_interval(rate2 - rate1, settings, lvl, clusters),
+        change=mean_interval(rate2 - rate1, settings, lvl, clusters, always_bootstrap=True),
     )
 
     # McNemar on clean flips: every attempt passed on one side and failed on the other.
@@ -335,12 +356,14 @@ def compute_figures(
                 moves.append(CategoryMove(cat, len(rows), r1, r2))
         moves.sort(key=lambda mv: (-abs(mv.change), mv.category))
 
+    base_all, cand_all = safety_from if safety_from is not None else (left, right)
+    unsafe_before = {
+        t for t, s in zip(base_all.test_ids, base_all.safety.tolist(), strict=True) if s
+    }
     new_safety = [
         tid
-        for tid, s1, s2 in zip(
-            left.test_ids, left.safety.tolist(), right.safety.tolist(), strict=True
-        )
-        if s2 and not s1
+        for tid, s2 in zip(cand_all.test_ids, cand_all.safety.tolist(), strict=True)
+        if s2 and tid not in unsafe_before
     ]
     return Figures(
         level=lvl,
@@ -353,6 +376,7 @@ def compute_figures(
         pass_rates=pass_rates,
         mcnemar=mcnemar_exact(regressed, improved),
         partly_changed=partly,
+        small_sample=small,
         metrics=metrics,
         scorers=scorers,
         categories=moves,

@@ -71,6 +71,8 @@ def decide(
     cost: PairedMetric | None,
     max_slowdown: float,
     max_cost_increase: float,
+    small_sample_p: float | None = None,
+    alpha: float = 0.05,
 ) -> Verdict:
     """The verdict from the interval of the mean score delta and the guard rails.
 
@@ -79,6 +81,8 @@ def decide(
         points: scores lie in [0, 1], so changes read as points (x100).
         new_safety_failures: test ids that fail a safety check only in the candidate.
         latency, cost: paired figures, or None when the runs do not report them.
+        small_sample_p: on few cases, the sign-flip test's p-value; the interval alone
+            is then not enough for Better or Worse.
     """
     unit = "points" if points else "score"
     low, high = score.ci_low, score.ci_high
@@ -108,6 +112,15 @@ def decide(
             unit,
         )
     digits = 1 if points and high - low < 0.1 else 0
+    if (high < 0 or low > 0) and small_sample_p is not None and small_sample_p >= alpha:
+        return Verdict(
+            "Inconclusive",
+            f"too few cases to tell ({score.n}): the interval says {rng(digits)}, but an "
+            f"exact sign-flip test finds p = {small_sample_p:.3g}, so this could be chance.",
+            low,
+            high,
+            unit,
+        )
     if high < 0:
         return Verdict(
             "Worse",
@@ -123,13 +136,13 @@ def decide(
             (latency, max_slowdown, "slower"),
             (cost, max_cost_increase, "costlier"),
         ):
-            if (
-                metric is not None
-                and metric.delta.ci_low > 0
-                and not math.isnan(metric.relative)
-                and metric.relative > tolerance
-            ):
-                costs.append(f"{metric.relative:+.0%} {word}")
+            if metric is None or not metric.delta.ci_low > 0:
+                continue
+            rel = metric.relative
+            if metric.baseline_mean == 0:
+                costs.append(f"{word} (from nothing to {metric.candidate_mean:.4g} {metric.unit})")
+            elif not math.isnan(rel) and rel > tolerance:
+                costs.append(f"{rel:+.0%} {word}")
         if costs:
             return Verdict(
                 "Trade-off",

@@ -17,6 +17,13 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         help="read the results as this format instead of guessing from the content",
     )
     p.add_argument(
+        "--map",
+        metavar="FIELD=COLUMN,...",
+        action="append",
+        help="map the model's fields onto a CSV's columns or a JSONL's JSON paths, e.g. "
+        "test_id=question_id,score=correct,target=model (repeatable)",
+    )
+    p.add_argument(
         "--scorer",
         metavar="NAME",
         help="compare on this scorer's scores instead of the overall score",
@@ -102,9 +109,33 @@ def settings_from(args: argparse.Namespace) -> Any:
     )
 
 
+def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:
+    """The ``--map`` options merged into one mapping (a field mapped twice is an error)."""
+    specs = getattr(args, "map", None)
+    if not specs:
+        return None
+    from evaldelta.io.mapped import parse_mapping
+
+    merged: dict[str, str] = {}
+    for spec in specs:
+        for field, column in parse_mapping(spec).items():
+            if field in merged and merged[field] != column:
+                raise UsageError(
+                    f"--map gives {field!r} twice ({merged[field]!r} and {column!r}); keep one"
+                )
+            merged[field] = column
+    return merged
+
+
 def load_for(args: argparse.Namespace, path: str) -> Any:
     """Load a results file as the options say."""
     from evaldelta.io import load
 
     extra = (args.cluster_by,) if args.cluster_by and args.cluster_by != "category" else ()
-    return load(path, format=args.input_format, keep_text=False, extra_fields=extra)
+    return load(
+        path,
+        format=args.input_format,
+        keep_text=False,
+        extra_fields=extra,
+        mapping=mapping_from(args),
+    )

@@ -59,6 +59,11 @@ def add_parser(commands: Any) -> None:
         help="targets to include in the matrix, in this order",
     )
     add_statistics_options(p)
+    p.add_argument(
+        "--allow-dataset-change",
+        action="store_true",
+        help="leave out cases whose input changed between the runs (a warning either way)",
+    )
     add_output_options(p, ("table", "json"))
     p.set_defaults(run=run)
 
@@ -102,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
             candidate_target=args.candidate,
             settings=settings,
             scorer=args.scorer,
+            allow_dataset_change=args.allow_dataset_change,
         )
         return _emit(args, result, pairwise=True)
 
@@ -120,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
             candidate_target=args.candidate,
             settings=settings,
             scorer=args.scorer,
+            allow_dataset_change=args.allow_dataset_change,
         )
         return _emit(args, result, pairwise=True)
 

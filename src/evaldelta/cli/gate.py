@@ -146,8 +146,16 @@ def run(args: argparse.Namespace) -> int:
             write_output(report, args.report)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
-            with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(report + "\n")
+            try:
+                with open(summary, "a", encoding="utf-8") as fh:
+                    fh.write(report + "\n")
+            except OSError as exc:
+                # The verdict stands; the summary is a courtesy.
+                print(
+                    f"evaldelta gate: warning: cannot append to GITHUB_STEP_SUMMARY "
+                    f"({summary}): {exc.strerror or exc}",
+                    file=sys.stderr,
+                )
     print(f"evaldelta gate: {decision}", file=sys.stderr)
     return code
 
@@ -181,7 +189,7 @@ def decide_gate(result: Any, args: argparse.Namespace) -> tuple[int, str]:
     if verdict.kind == "Worse":
         return EXIT_REGRESSION, f"block: {verdict.sentence()}"
     rate = figures.pass_rates.candidate.estimate
-    if args.min_pass_rate is not None and rate < args.min_pass_rate:
+    if args.min_pass_rate is not None and rate < args.min_pass_rate - 1e-9:
         return EXIT_REGRESSION, (
             f"block: the candidate's pass rate {rate:.1%} is under --min-pass-rate "
             f"{args.min_pass_rate:.1%}"

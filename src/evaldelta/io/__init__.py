@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from evaldelta.errors import UnknownFormatError
-from evaldelta.io import jsonl
+from evaldelta.io import csv, jsonl
 from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
 from evaldelta.model import Run
 
@@ -38,7 +38,10 @@ class Reader(NamedTuple):
 
 
 #: Every reader, in the order sniffing tries them (generic ones last).
-READERS: tuple[Reader, ...] = (Reader(jsonl.NAME, jsonl.sniff, jsonl.read),)
+READERS: tuple[Reader, ...] = (
+    Reader(csv.NAME, csv.sniff, csv.read),
+    Reader(jsonl.NAME, jsonl.sniff, jsonl.read),
+)
 
 
 def formats() -> list[str]:

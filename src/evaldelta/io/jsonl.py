@@ -36,7 +36,21 @@ NAME = "jsonl"
 
 #: ``execution_status`` values that mean the attempt did not run.
 ERROR_STATUSES = frozenset(
-    {"execution_error", "error", "errored", "timeout", "timed_out", "crashed", "infra_error"}
+    {
+        "execution_error",
+        "error",
+        "errored",
+        "timeout",
+        "timed_out",
+        "crashed",
+        "infra_error",
+        "rate_limited",
+        "provider_error",
+    }
+)
+#: Of those, the ones that blame the infrastructure, not the agent: left out of scores.
+INFRA_STATUSES = frozenset(
+    {"timeout", "timed_out", "infra_error", "rate_limited", "provider_error"}
 )
 
 
@@ -93,15 +107,16 @@ class _Record(msgspec.Struct, gc=False):
     error: Any = None
     error_kind: str | None = None
     execution_status: str | None = None
-    safety_failure: bool | None = None
+    safety_failure: Any = None
     category: str | None = None
     tags: list[str] | dict[str, Any] | None = None
     # Kept undecoded: fingerprinted to tell whether two runs asked the same questions.
     input: msgspec.Raw = msgspec.Raw(b"")
-    timestamp: str | None = None
-    start_time: str | None = None
-    run_status: str | None = None
-    config: dict[str, Any] | None = None
+    # Run metadata, read leniently: a file must not become unreadable over them.
+    timestamp: Any = None
+    start_time: Any = None
+    run_status: Any = None
+    config: Any = None
 
 
 class _RecordWithText(_Record, gc=False):
@@ -200,9 +215,11 @@ def read(
     return _combine(src, parts, keep_text, factorizers)
 
 
-def _one_object_per_line(data: bytes | bytearray, n: int, newlines: int) -> bool:
+def _one_object_per_line(data: bytes | bytearray, n: int, newlines: int | None = None) -> bool:
     """True when record ``i`` is certainly on line ``i + 1``: ``n`` lines, each
     starting with ``{``, none blank. (Anything else takes the careful path.)"""
+    if newlines is None:
+        newlines = data.count(b"\n")
     lines = newlines + (0 if data.endswith(b"\n") else 1)
     opening = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
     return lines == n and opening == n
@@ -355,21 +372,61 @@ def _scorer_columns(recs: list[Any]) -> dict[str, list[float | None]]:
 
 
 def _input_hashes(recs: list[Any]) -> list[int]:
-    """CRC-32 of each record's raw input (0 where it has none): enough to notice an
-    edited question, computed in one C call per record."""
-    return list(map(zlib.crc32, [r.input for r in recs]))
+    """CRC-32 of each record's input, 0 where it has none.
+
+    Structured inputs are hashed in a canonical form (keys sorted, no spacing), so two
+    tools that write the same question differently still agree. Attempts repeat their
+    input, so each distinct one is canonicalised once.
+    """
+    raws = [bytes(r.input) for r in recs]
+    fingerprint: dict[bytes, int] = {}
+    for raw in dict.fromkeys(raws):
+        if raw[:1] in (b"{", b"["):
+            canonical = msgspec.json.encode(msgspec.json.decode(raw), order="sorted")
+            fingerprint[raw] = zlib.crc32(canonical) or 1
+        else:
+            fingerprint[raw] = zlib.crc32(raw)
+    return list(map(fingerprint.__getitem__, raws))
 
 
 def _run_facts(recs: list[Any]) -> tuple[str, dict[str, Any], str | None, str | None]:
     """Status, config, and first and last timestamp declared by the records."""
-    statuses = {r.run_status.lower() for r in recs if r.run_status is not None}
+    statuses = {str(r.run_status).lower() for r in recs if r.run_status is not None}
     status = "interrupted" if statuses & INTERRUPTED_STATUSES else "complete"
-    config: dict[str, Any] = next((r.config for r in recs if r.config), {})
-    stamps = [
-        t for t in (r.timestamp if r.timestamp is not None else r.start_time for r in recs) if t
-    ]
+    found = next((r.config for r in recs if r.config), None)
+    config: dict[str, Any] = (
+        found if isinstance(found, dict) else ({"config": found} if found is not None else {})
+    )
+    raw = [r.timestamp if r.timestamp is not None else r.start_time for r in recs]
+    stamps = [s for s in (_iso(t) for t in raw if t is not None) if s]
     # ISO 8601 stamps in one time zone sort as text; the extremes are all we need.
     return status, config, (min(stamps) if stamps else None), (max(stamps) if stamps else None)
+
+
+def _flag(value: Any) -> bool:
+    """A yes/no field written as true, 1 or "true"."""
+    if value is None or value is False:
+        return False
+    if value is True:
+        return True
+    if isinstance(value, (int, float)):
+        return value != 0
+    return isinstance(value, str) and value.strip().lower() in ("true", "yes", "1")
+
+
+def _iso(value: Any) -> str | None:
+    """A timestamp as ISO 8601 text: strings as they are, epoch seconds or ms converted."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from datetime import datetime, timezone
+
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
 
 
 def _chunk_columns(
@@ -483,6 +540,10 @@ def _chunk_columns(
     error_kinds = (
         {} if kinds.count(None) == n else {i: k for i, k in enumerate(kinds) if k is not None}
     )
+    if statuses.count(None) != n:
+        for i, status in enumerate(statuses):
+            if status is not None and i not in error_kinds and status.lower() in INFRA_STATUSES:
+                error_kinds[i] = "infra"
 
     texts = None
     if keep_text:
@@ -528,7 +589,7 @@ def _chunk_columns(
         "cost_usd": float_column(cost, n),
         "errors": errors,
         "error_kinds": error_kinds,
-        "safety_failure": [r.safety_failure for r in recs],
+        "safety_failure": [_flag(r.safety_failure) for r in recs],
         "category": factorizers["category"].codes([r.category for r in recs]),
         "tags": tags,
         "scorer_scores": {k: float_column(v, n) for k, v in scorer_cols.items()},

@@ -7,9 +7,10 @@ as it is). A field that ``--map`` does not name is looked for under its usual na
 (:data:`DEFAULT_NAMES`), unless the mapping uses that name for another field.
 
 Values: numbers must be JSON numbers (``true``/``false`` count as 1/0 for a score or
-a scorer); ``passed`` takes true/false, 1/0 and "yes"/"no"; a missing value or
-``null`` is absent, never 0. A record with scorers and no score scores their mean;
-one with an error and no score scores 0 (and is counted as an error).
+a scorer); ``passed`` takes true/false, 1/0, "yes"/"no" and "pass"/"fail"; a missing
+value or ``null`` is absent, never 0. A record with scorers and no score scores their
+mean; one with an error and no score scores 0 (and is counted as an error). Run facts
+come from the usual top-level keys: ``run_status``, ``config``, ``timestamp``.
 
 This is the flexible path: every line is decoded to a ``dict`` and walked. The
 ``jsonl`` reader, for files shaped like agentv's, is the fast one.
@@ -31,7 +32,15 @@ from evaldelta.io import jsonl
 from evaldelta.io._source import paused_gc, read_bytes
 from evaldelta.model import Run
 
-__all__ = ["DEFAULT_NAMES", "FIELDS", "SCORER_PREFIX", "check_mapping", "parse_mapping", "read"]
+__all__ = [
+    "DEFAULT_NAMES",
+    "FIELDS",
+    "SCORER_PREFIX",
+    "check_mapping",
+    "input_fingerprint",
+    "parse_mapping",
+    "read",
+]
 
 #: Fields of the common model that ``--map`` can place (plus ``scores.NAME``).
 FIELDS: tuple[str, ...] = (
@@ -154,14 +163,12 @@ def check_mapping(mapping: Mapping[str, str]) -> None:
 _MISSING: Any = object()
 _INDEX = re.compile(r"-?\d+")
 
-Getter = Callable[[dict[str, Any]], Any]
+_Getter = Callable[[dict[str, Any]], Any]
 
 
-def _getter(path: str) -> Getter:
+def _getter(path: str) -> _Getter:
     """A function that finds ``path`` in a decoded line (``_MISSING`` when absent)."""
     parts = path.split(".")
-    if len(parts) == 1:
-        return lambda obj: obj.get(path, _MISSING)
 
     def get(obj: dict[str, Any]) -> Any:
         value: Any = obj.get(path, _MISSING)  # a key that itself holds dots wins
@@ -214,7 +221,29 @@ def read(
         return _Builder(src, objs, lines, fields).run(keep_text, tuple(dict.fromkeys(extra_fields)))
 
 
-def _decode_lines(src: str, data: bytes) -> tuple[list[dict[str, Any]], list[int]]:
+_OBJECTS = msgspec.json.Decoder(dict[str, Any])
+
+
+def _decode_lines(src: str, data: bytes) -> tuple[list[dict[str, Any]], Sequence[int]]:
+    """Every line as a dict, and its line number."""
+    try:
+        objs: list[dict[str, Any]] = _OBJECTS.decode_lines(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        objs = []  # the line-by-line reading below names the bad line
+    if objs and _one_object_per_line(data, len(objs)):
+        return objs, range(1, len(objs) + 1)
+    return _decode_by_line(src, data)
+
+
+def _one_object_per_line(data: bytes, n: int) -> bool:
+    """True when object ``i`` is certainly on line ``i + 1``: ``n`` lines, each starting
+    with ``{``, none blank."""
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    opening = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
+    return lines == n and opening == n
+
+
+def _decode_by_line(src: str, data: bytes) -> tuple[list[dict[str, Any]], list[int]]:
     objs: list[dict[str, Any]] = []
     lines: list[int] = []
     decode = msgspec.json.decode
@@ -239,6 +268,17 @@ def _decode_lines(src: str, data: bytes) -> tuple[list[dict[str, Any]], list[int
         objs.append(obj)
         lines.append(lineno)
     return objs, lines
+
+
+def input_fingerprint(value: Any) -> int:
+    """CRC-32 of an input (0 for none), as the jsonl reader takes it: a string as JSON
+    text, a structured input in canonical JSON (keys sorted, no spacing), so that two
+    tools that write the same question differently agree."""
+    if value is None:
+        return 0
+    if isinstance(value, (dict, list)):
+        return zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1
+    return zlib.crc32(msgspec.json.encode(value))
 
 
 def _kind(value: Any) -> str:
@@ -268,7 +308,11 @@ class _Builder:
     """Columns of the common model from decoded lines, one field at a time."""
 
     def __init__(
-        self, src: str, objs: list[dict[str, Any]], lines: list[int], fields: dict[str, str]
+        self,
+        src: str,
+        objs: list[dict[str, Any]],
+        lines: Sequence[int],
+        fields: dict[str, str],
     ) -> None:
         self.src = src
         self.objs = objs
@@ -277,6 +321,8 @@ class _Builder:
         self.n = len(objs)
         # A name the mapping gives to one field is not also read as another.
         self.taken = set(fields.values())
+        # Every top-level key: a field no record has costs no pass over the records.
+        self.keys: set[str] = set().union(*objs)
 
     # -- finding values --------------------------------------------------------------
 
@@ -303,22 +349,29 @@ class _Builder:
     def raw(self, field: str, path: str) -> list[Any]:
         """The values at ``path`` (``None`` where absent); a mapped path that no record
         has is a mistake in the mapping."""
-        values = list(map(_getter(path), self.objs))
-        if values.count(_MISSING) == 0:
+        values: list[Any] = []
+        missing = self.n
+        if path in self.keys:
+            values = [obj.get(path, _MISSING) for obj in self.objs]
+            missing = values.count(_MISSING)
+        elif path.split(".", 1)[0] in self.keys:
+            values = list(map(_getter(path), self.objs))
+            missing = values.count(_MISSING)
+        if missing == 0:
             return values
-        if (
-            self.fields.get(field) == path
-            and field not in OPTIONAL_EVERYWHERE
-            and values.count(_MISSING) == self.n
-        ):
-            raise self._absent_everywhere(field, path)
+        if missing == self.n:
+            if self.fields.get(field) == path and field not in OPTIONAL_EVERYWHERE:
+                raise self._absent_everywhere(field, path)
+            return [None] * self.n
         return [None if v is _MISSING else v for v in values]
 
     def column(self, field: str, convert: Callable[[list[Any], str], list[Any]]) -> list[Any]:
         """``field`` converted, each record's value from the first path that has one."""
         out: list[Any] | None = None
         for path in self.paths(field):
-            values = convert(self.raw(field, path), path)
+            values = self.raw(field, path)
+            if values.count(None) != self.n:
+                values = convert(values, path)
             if out is None:
                 out = values
             else:
@@ -425,7 +478,7 @@ class _Builder:
         for key, path in self.fields.items():
             if key.startswith(SCORER_PREFIX):
                 cols[key[len(SCORER_PREFIX) :]] = self.scores(self.raw(key, path), path)
-        if "scores" in self.taken:
+        if "scores" in self.taken or "scores" not in self.keys:
             return cols
         raw = [obj.get("scores") for obj in self.objs]
         if raw.count(None) == self.n:
@@ -464,23 +517,30 @@ class _Builder:
                 cols[name] = self.scores(values, f"{SCORER_PREFIX}{name}")
         return {name: col for name, col in cols.items() if col.count(None) != self.n}
 
-    def errors(self) -> dict[int, str]:
+    def errors(self) -> tuple[dict[int, str], set[int]]:
+        """Error text per failed record, and the records whose ``execution_status``
+        blames the infrastructure (as the jsonl reader reads it)."""
         errors: dict[int, str] = {}
+        infra: set[int] = set()
         for path in self.paths("error"):
             for i, value in enumerate(self.raw("error", path)):
                 text = jsonl._error_text(value)
                 if text is not None and i not in errors:
                     errors[i] = text
-        if "error" not in self.fields and "execution_status" not in self.taken:
+        if (
+            "error" not in self.fields
+            and "execution_status" in self.keys
+            and "execution_status" not in self.taken
+        ):
             for i, obj in enumerate(self.objs):
                 status = obj.get("execution_status")
-                if (
-                    i not in errors
-                    and type(status) is str
-                    and status.lower() in jsonl.ERROR_STATUSES
-                ):
+                if type(status) is not str:
+                    continue
+                if i not in errors and status.lower() in jsonl.ERROR_STATUSES:
                     errors[i] = f"execution_status: {status}"
-        return errors
+                if status.lower() in jsonl.INFRA_STATUSES:
+                    infra.add(i)
+        return errors, infra
 
     def overall_scores(
         self, ids: list[str], scorers: dict[str, list[Any]], errors: dict[int, str]
@@ -521,13 +581,12 @@ class _Builder:
 
     def run_facts(self) -> tuple[str, dict[str, Any], str | None, str | None]:
         """Status, config and first and last timestamp, from the usual top-level keys."""
-        statuses = {s.lower() for obj in self.objs if type(s := obj.get("run_status")) is str}
+        objs = self.objs if self.keys & {"run_status", "config", "timestamp", "start_time"} else []
+        statuses = {s.lower() for obj in objs if type(s := obj.get("run_status")) is str}
         status = "interrupted" if statuses & jsonl.INTERRUPTED_STATUSES else "complete"
-        config = next((c for obj in self.objs if type(c := obj.get("config")) is dict and c), {})
+        config = next((c for obj in objs if type(c := obj.get("config")) is dict and c), {})
         stamps = [
-            t
-            for obj in self.objs
-            if type(t := obj.get("timestamp", obj.get("start_time"))) is str and t
+            t for obj in objs if type(t := obj.get("timestamp", obj.get("start_time"))) is str and t
         ]
         # ISO 8601 stamps in one time zone sort as text; the extremes are all we need.
         return status, config, (min(stamps) if stamps else None), (max(stamps) if stamps else None)
@@ -535,13 +594,20 @@ class _Builder:
     def run(self, keep_text: bool, extra: tuple[str, ...]) -> Run:
         ids = self.test_ids()
         scorers = self.scorers()
-        errors = self.errors()
+        errors, infra = self.errors()
         scores = self.overall_scores(ids, scorers, errors)
         kinds = self.column("error_kind", self.labels)
+        error_kinds = {i: k for i, k in enumerate(kinds) if k is not None}
+        for i in infra:
+            error_kinds.setdefault(i, "infra")
         inputs = self.column("input", self.anything)
         texts = None
         if keep_text:
-            metadata = [m if type(m := obj.get("metadata")) is dict else None for obj in self.objs]
+            metadata: list[Any] = [None] * self.n
+            if "metadata" in self.keys:
+                metadata = [
+                    m if type(m := obj.get("metadata")) is dict else None for obj in self.objs
+                ]
             texts = {
                 "input": inputs,
                 "output": self.column("output", self.anything),
@@ -549,7 +615,6 @@ class _Builder:
                 "metadata": metadata,
             }
         status, config, started_at, finished_at = self.run_facts()
-        encode = msgspec.json.encode
         return Run.from_columns(
             source=self.src,
             format=jsonl.NAME,
@@ -558,9 +623,7 @@ class _Builder:
             config=config,
             started_at=started_at,
             finished_at=finished_at,
-            # CRC-32 of the input as compact JSON: for a string input, the jsonl and csv
-            # readers' fingerprint too.
-            input_hash=[0 if v is None else zlib.crc32(encode(v)) for v in inputs],
+            input_hash=list(map(input_fingerprint, inputs)),
             extra={name: self.raw("", name) for name in extra},
             test_id=ids,
             score=scores,
@@ -573,7 +636,7 @@ class _Builder:
             output_tokens=self.column("output_tokens", self.numbers),
             cost_usd=self.column("cost_usd", self.numbers),
             errors=errors,
-            error_kinds={i: k for i, k in enumerate(kinds) if k is not None},
+            error_kinds=error_kinds,
             category=self.column("category", self.labels),
             scorer_scores=scorers,
             texts=texts,

@@ -230,7 +230,8 @@ def case_matrix(
     attempts = np.bincount(cell, minlength=size).astype(np.int64).reshape(n, k)
     valid = np.bincount(cell, weights=ran_f, minlength=size).astype(np.int64).reshape(n, k)
     wait = run.wait_ms[selected]
-    latency = run.latency_ms[selected] - np.where(np.isnan(wait), 0.0, wait)
+    # A wait longer than the whole attempt is a bookkeeping error: count no work, not less.
+    latency = np.maximum(run.latency_ms[selected] - np.where(np.isnan(wait), 0.0, wait), 0.0)
 
     # The first record of each cell (its input fingerprint) and of each row.
     cells_seen, first_in_cell = np.unique(cell, return_index=True)

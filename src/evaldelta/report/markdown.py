@@ -33,6 +33,10 @@ def escape(text: str) -> str:
     return " ".join(out.split())  # newlines would end the table row
 
 
+def _num(x: float, spec: str) -> str:
+    return "n/a" if math.isnan(x) else format(x, spec)
+
+
 def _pct(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x * 100:.1f}%"
 
@@ -70,18 +74,20 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
         lines.append("| --- | ---: | ---: | ---: | --- |")
         if f.points:
             lines.append(
-                f"| Mean score | {f.baseline_mean:.3f} | {f.candidate_mean:.3f} | "
-                f"{f.score.estimate * 100:+.1f} points | {_ci(f.score, 100, 1)} |"
+                f"| Mean score | {_num(f.baseline_mean, '.3f')} | "
+                f"{_num(f.candidate_mean, '.3f')} | "
+                f"{_num(f.score.estimate * 100, '+.1f')} points | {_ci(f.score, 100, 1)} |"
             )
         else:
             lines.append(
-                f"| Mean score | {f.baseline_mean:.4g} | {f.candidate_mean:.4g} | "
-                f"{f.score.estimate:+.4g} | {_ci(f.score, 1, 3)} |"
+                f"| Mean score | {_num(f.baseline_mean, '.4g')} | "
+                f"{_num(f.candidate_mean, '.4g')} | "
+                f"{_num(f.score.estimate, '+.4g')} | {_ci(f.score, 1, 3)} |"
             )
         pr = f.pass_rates
         lines.append(
             f"| Pass rate | {_pct(pr.baseline.estimate)} | {_pct(pr.candidate.estimate)} | "
-            f"{pr.change.estimate * 100:+.1f} points | {_ci(pr.change, 100, 1)} |"
+            f"{_num(pr.change.estimate * 100, '+.1f')} points | {_ci(pr.change, 100, 1)} |"
         )
         for m in f.metrics:
             label, fmt = METRIC_FORMATS[m.name]

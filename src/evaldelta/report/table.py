@@ -110,10 +110,16 @@ def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) ->
         notes.append(f"{st('Unmatched:', 'yellow')} {'; '.join(parts)}")
     s = c.summary
     if s.errors1 or s.errors2:
+        infra1, infra2 = int(c.left.infra.sum()), int(c.right.infra.sum())
+        infra = (
+            f"; {infra1 + infra2} of them infrastructure failures, left out"
+            if infra1 + infra2
+            else ""
+        )
         notes.append(
             f"{st('Errors:', 'yellow')} {plural(s.errors1, 'attempt', 'attempts')} in baseline, "
             f"{plural(s.errors2, 'attempt', 'attempts')} in candidate had an error "
-            "(those without a score count as 0)"
+            f"(those without a score count as 0{infra})"
         )
     if show_attempts:
         notes.append("Scores are means over each case's attempts (Attempts: baseline / candidate).")
@@ -164,22 +170,28 @@ def _analysis_lines(c: Comparison, st: Style) -> list[str]:
     out = [""]
     if a.differs_in:
         out.append(f"{'Differs in:':<14}{', '.join(printable(k) for k in a.differs_in)}")
-    if f.points:
+    if len(c.left) == 0:
+        out.append(f"{'Mean score:':<14}n/a: no case ran on both sides")
+    elif f.points:
         score = (
             f"{f.baseline_mean:.3f} -> {f.candidate_mean:.3f}   "
             f"{f.score.estimate * 100:+.1f} points   {_ci(f.score, 100, 1)}"
         )
+        normal = _ci(f.score_normal, 100, 1).replace(" CI ", " ")
+        out.append(f"{'Mean score:':<14}{score}   ({_method(f.score)}; normal {normal})")
     else:
         score = (
             f"{f.baseline_mean:.4g} -> {f.candidate_mean:.4g}   "
             f"{f.score.estimate:+.4g}   {_ci(f.score, 1, 3)}"
         )
-    out.append(f"{'Mean score:':<14}{score}   ({_method(f.score)})")
+        normal = _ci(f.score_normal, 1, 3).replace(" CI ", " ")
+        out.append(f"{'Mean score:':<14}{score}   ({_method(f.score)}; normal {normal})")
     pr = f.pass_rates
-    out.append(
-        f"{'Pass rate:':<14}{_pct(pr.baseline.estimate)} -> {_pct(pr.candidate.estimate)}   "
-        f"{pr.change.estimate * 100:+.1f} points   {_ci(pr.change, 100, 1)}"
-    )
+    if len(c.left):
+        out.append(
+            f"{'Pass rate:':<14}{_pct(pr.baseline.estimate)} -> {_pct(pr.candidate.estimate)}   "
+            f"{pr.change.estimate * 100:+.1f} points   {_ci(pr.change, 100, 1)}"
+        )
     mc = f.mcnemar
     out.append(
         f"{'McNemar:':<14}{mc.improved} improved, {mc.regressed} regressed   "
@@ -195,6 +207,7 @@ def _analysis_lines(c: Comparison, st: Style) -> list[str]:
             f"{signed_metric(metric.delta.estimate, fmt)}{rel}   "
             f"{level_text(metric.delta.level)} CI [{signed_metric(metric.delta.ci_low, fmt)}, "
             f"{signed_metric(metric.delta.ci_high, fmt)}]"
+            + ("" if metric.delta.method.startswith("bootstrap") else f" ({metric.delta.method})")
         )
     if f.scorers:
         out.append("")
@@ -329,6 +342,18 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bo
         lines.append("")
         lines.append(f"Only one target ({targets[0]}): nothing to compare it with.")
 
+    warned = False
+    for p in m.pairwise:
+        pa = analysis_of(p)
+        if pa is None:
+            continue
+        for problem in pa.problems:
+            if problem.refuse or problem.code in ("some-infra-failures", "not-run"):
+                if not warned:
+                    lines.append("")
+                    warned = True
+                label = f"{printable(p.baseline)} {g['arrow']} {printable(p.candidate)}"
+                lines.append(f"{st('Warning:', 'yellow', 'bold')} {label}: {problem.message}")
     first = next((a for p in m.pairwise if (a := analysis_of(p)) is not None), None)
     if first is not None:
         lines.append("")

@@ -21,11 +21,13 @@ from evaldelta.stats.power import (
     minimum_detectable_effect,
     paired_variance,
 )
+from evaldelta.stats.signflip import SignFlipResult, sign_flip_test
 
 __all__ = [
     "Interval",
     "McNemarResult",
     "PowerResult",
+    "SignFlipResult",
     "bootstrap_mean",
     "cases_needed",
     "clustered_normal_interval",
@@ -33,6 +35,7 @@ __all__ = [
     "minimum_detectable_effect",
     "normal_interval",
     "paired_variance",
+    "sign_flip_test",
     "wilson_interval",
     "z_value",
 ]
