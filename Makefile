@@ -14,6 +14,8 @@ $(BIN)/python:
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
+	@# Byte-compile now: where PYTHONDONTWRITEBYTECODE is set, every run would recompile.
+	$(BIN)/python -m compileall -q src > /dev/null
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed

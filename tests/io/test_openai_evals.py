@@ -3,7 +3,6 @@ every bad input it names."""
 
 from __future__ import annotations
 
-import json
 import zlib
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ def test_reads_the_real_oaieval_log() -> None:
         "Complete the phrase as concisely as possible.\nUser: OpenAI was founded in 20\nAssistant: "
     )
     assert (records[0].output, records[0].expected) == ("OpenAI was founded in 2015.2015", "15")
-    assert run.input_hash[0] == zlib.crc32(json.dumps(records[0].input).encode())
+    assert run.input_hash[0] == zlib.crc32(records[0].input.encode())  # the text itself
     assert not run.is_error.any()
     assert run.status == "complete"
     assert run.config == {

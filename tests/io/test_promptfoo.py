@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,8 @@ def test_reads_the_real_export() -> None:
     assert not run.is_error.any()
     assert run.errors == {}
     assert run.input_hash[0] == run.input_hash[1] != run.input_hash[2] == run.input_hash[3]
+    reference = json.dumps({"riddle": ECHO}, sort_keys=True, separators=(",", ":"))
+    assert run.input_hash[0] == zlib.crc32(reference.encode())
     assert records[0].input == {"riddle": ECHO}
     assert records[1].output == "An echo."
     assert records[0].line is None

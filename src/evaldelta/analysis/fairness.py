@@ -113,7 +113,9 @@ def check_fairness(
 
     # Same questions? Test ids on both sides, and the same input for each.
     changed = 0
-    if len(c.left):
+    # Tools fingerprint different things (promptfoo its vars, Inspect the prompt text):
+    # inputs are compared only between runs of one format.
+    if len(c.left) and base_run.format == cand_run.format:
         a, b = c.left.input_hash, c.right.input_hash
         changed = int(((a != b) & (a != 0) & (b != 0)).sum())
     dataset = DatasetCheck(

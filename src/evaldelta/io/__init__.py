@@ -19,12 +19,11 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from evaldelta.errors import UnknownFormatError
-from evaldelta.io import csv, jsonl
 from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
 from evaldelta.model import Run
 
@@ -32,21 +31,53 @@ __all__ = ["READERS", "formats", "load"]
 
 
 class Reader(NamedTuple):
+    """A reader by name and module; the module is imported only when it is needed,
+    so that start-up does not pay for formats the file is not in."""
+
     name: str
-    sniff: Callable[[Path, bytes], bool]
-    read: Callable[..., Run]
+    module: str
+
+    def _module(self) -> Any:
+        import importlib
+
+        return importlib.import_module(self.module)
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        return bool(self._module().sniff(path, head))
+
+    def read(self, path: Path, **options: Any) -> Run:
+        run: Run = self._module().read(path, **options)
+        return run
 
 
 #: Every reader, in the order sniffing tries them (generic ones last).
 READERS: tuple[Reader, ...] = (
-    Reader(csv.NAME, csv.sniff, csv.read),
-    Reader(jsonl.NAME, jsonl.sniff, jsonl.read),
+    Reader("inspect", "evaldelta.io.inspect_ai"),
+    Reader("lm-eval", "evaldelta.io.lm_eval"),
+    Reader("promptfoo", "evaldelta.io.promptfoo"),
+    Reader("deepeval", "evaldelta.io.deepeval"),
+    Reader("openai-evals", "evaldelta.io.openai_evals"),
+    Reader("csv", "evaldelta.io.csv"),
+    Reader("jsonl", "evaldelta.io.jsonl"),
 )
+_JSONL = READERS[-1]
 
 
 def formats() -> list[str]:
     """Names accepted by ``load(..., format=NAME)``."""
     return [r.name for r in READERS]
+
+
+def _plainly_agentv(head: bytes) -> bool:
+    """The common case, recognised without loading any other reader: JSON Lines whose
+    first record names a test id the agentv way (and is no lm-eval sample)."""
+    first = head.lstrip()[:4096].split(b"\n", 1)[0]
+    others = (b'"doc_id"', b'"datasource_item_id"', b'"testIdx"', b'"sample_id"')
+    return (
+        first.startswith(b"{")
+        and (b'"test_id"' in first or b'"testId"' in first)
+        and not any(marker in first for marker in others)
+    )
 
 
 def load(
@@ -86,8 +117,8 @@ def load(
                 return reader.read(p, **options)
     file = resolve(p)
     head = _head(file)
-    if not head.strip():
-        return jsonl.read(file, **options)  # reports the empty file
+    if not head.strip() or (not mapping and _plainly_agentv(head)):
+        return _JSONL.read(file, **options)  # (an empty file is reported there)
     for reader in READERS:
         if reader.sniff(file, head):
             return reader.read(file, **options)

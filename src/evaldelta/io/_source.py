@@ -124,3 +124,15 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def fingerprint(value: object) -> int:
+    """CRC-32 of a case's input, the same whatever file it came from: 0 for none, a
+    string as its UTF-8 text, anything else as canonical JSON (keys sorted, no spacing)."""
+    import msgspec
+
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return zlib.crc32(value.encode("utf-8", "surrogatepass")) or 1
+    return zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1

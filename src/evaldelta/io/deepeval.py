@@ -23,7 +23,8 @@ has no repeats: entries with the same ``name`` are attempts of one case. Fields 
 - tags: the case's ``tags``, else its trace's.
 - text, when asked for: ``input`` (a conversation's ``scenario`` or turns),
   ``actualOutput``, ``expectedOutput`` (or ``expectedOutcome``), ``metadata``.
-  ``input_hash`` is a CRC-32 of the input (a conversation's scenario, else its user turns).
+  ``input_hash`` is a CRC-32 of the input (a conversation's scenario, else its user
+  turns): of its UTF-8 text when it is a string, else of its sorted-key JSON.
 - target: the ``model`` of the run's ``hyperparameters`` when it names one (DeepEval
   tests an application, and names no target of its own).
 - run: config = the run's ``hyperparameters``, plus ``dataset`` (``datasetAlias``) and
@@ -214,12 +215,24 @@ def _explain_decode(message: str, data: bytes) -> tuple[int | None, str]:
 # -- building the run -------------------------------------------------------------------
 
 
-def _canonical(raw: msgspec.Raw) -> bytes:
-    """The value as sorted-key JSON (``b""`` when absent): the same input, the same bytes."""
-    if not len(raw):
+def _fingerprint(value: Any) -> bytes:
+    """The bytes an input is known by, the same whatever file it came from: a string's
+    UTF-8 text, anything else as sorted-key JSON; ``b""`` for no input."""
+    if value is None:
         return b""
-    value = msgspec.json.decode(raw)
-    return b"" if value is None else msgspec.json.encode(value, order="sorted")
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return msgspec.json.encode(value, order="sorted")
+
+
+def _crc(key: bytes) -> int:
+    """CRC-32 of an input's bytes; 0 only for no input (a real 0 is read as 1)."""
+    return (zlib.crc32(key) or 1) if key else 0
+
+
+def _canonical(raw: msgspec.Raw) -> bytes:
+    """The input's fingerprint bytes (``b""`` when absent)."""
+    return _fingerprint(msgspec.json.decode(raw)) if len(raw) else b""
 
 
 def _case_input(case: _TestCase) -> bytes:
@@ -230,7 +243,7 @@ def _case_input(case: _TestCase) -> bytes:
         return _canonical(case.scenario)
     if case.turns:
         said = [msgspec.json.decode(t.content) for t in case.turns if t.role == "user"]
-        return msgspec.json.encode(said, order="sorted") if said else b""
+        return _fingerprint(said) if said else b""
     return b""
 
 
@@ -249,7 +262,7 @@ def _test_ids(src: str, cases: list[_TestCase], names: list[str], canon: list[by
     if not shared:
         return [c.name or "" for c in cases]
     return [
-        f"{c.name} [{zlib.crc32(k):08x}]" if c.name in shared else c.name or ""
+        f"{c.name} [{_crc(k):08x}]" if c.name in shared else c.name or ""
         for c, k in zip(cases, canon, strict=True)
     ]
 
@@ -473,7 +486,7 @@ def _to_run(src: str, data: bytes, run: _TestRun, keep_text: bool, extra: tuple[
         tags=tags,
         scorer_scores=scorer_scores,
         texts=texts,
-        input_hash=[zlib.crc32(k) if k else 0 for k in canon],
+        input_hash=[_crc(k) for k in canon],
         extra=_extra_columns(data, extra, n),
         status="complete",
         config=config,

@@ -537,10 +537,9 @@ def _input_hash(raw: msgspec.Raw) -> int:
     """CRC-32 of the input, serialised the same way whatever file it came from."""
     if not len(raw):
         return 0
-    value = _without_ids(msgspec.json.decode(raw))
-    if isinstance(value, str):
-        return zlib.crc32(value.encode("utf-8", "surrogatepass"))
-    return zlib.crc32(msgspec.json.encode(value, order="sorted"))
+    from evaldelta.io._source import fingerprint
+
+    return fingerprint(_without_ids(msgspec.json.decode(raw)))
 
 
 def _content_text(content: Any) -> str | None:

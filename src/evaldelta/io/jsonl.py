@@ -384,6 +384,10 @@ def _input_hashes(recs: list[Any]) -> list[int]:
         if raw[:1] in (b"{", b"["):
             canonical = msgspec.json.encode(msgspec.json.decode(raw), order="sorted")
             fingerprint[raw] = zlib.crc32(canonical) or 1
+        elif raw[:1] == b'"':
+            # A string input hashes as its text, as the other readers hash it.
+            text: str = msgspec.json.decode(raw)
+            fingerprint[raw] = zlib.crc32(text.encode("utf-8", "surrogatepass")) or 1
         else:
             fingerprint[raw] = zlib.crc32(raw)
     return list(map(fingerprint.__getitem__, raws))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -271,14 +270,10 @@ def _decode_by_line(src: str, data: bytes) -> tuple[list[dict[str, Any]], list[i
 
 
 def input_fingerprint(value: Any) -> int:
-    """CRC-32 of an input (0 for none), as the jsonl reader takes it: a string as JSON
-    text, a structured input in canonical JSON (keys sorted, no spacing), so that two
-    tools that write the same question differently agree."""
-    if value is None:
-        return 0
-    if isinstance(value, (dict, list)):
-        return zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1
-    return zlib.crc32(msgspec.json.encode(value))
+    """CRC-32 of an input, as every reader takes it (see ``_source.fingerprint``)."""
+    from evaldelta.io._source import fingerprint
+
+    return fingerprint(value)
 
 
 def _kind(value: Any) -> str:

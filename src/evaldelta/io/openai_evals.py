@@ -42,7 +42,8 @@ so it may come before them). Each ``match`` event is one attempt:
   fingerprints), output = the sample's output.
 
 ``extra_fields`` are looked up in each record's line, then in its ``data`` (log) or its
-data source item (output items). ``mapping`` (``--map``) is ignored.
+data source item (output items). ``mapping`` (``--map``) is ignored. ``input_hash`` is
+a CRC-32 of the input's UTF-8 text when it is a string, else of its sorted-key JSON.
 """
 
 from __future__ import annotations
@@ -341,12 +342,24 @@ def _data(
 # -- shared -----------------------------------------------------------------------------------
 
 
-def _canonical(raw: msgspec.Raw) -> bytes:
-    """The value as sorted-key JSON (``b""`` when absent): the same input, the same bytes."""
-    if not len(raw):
+def _fingerprint(value: Any) -> bytes:
+    """The bytes an input is known by, the same whatever file it came from: a string's
+    UTF-8 text, anything else as sorted-key JSON; ``b""`` for no input."""
+    if value is None:
         return b""
-    value = msgspec.json.decode(raw)
-    return b"" if value is None else msgspec.json.encode(value, order="sorted")
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return msgspec.json.encode(value, order="sorted")
+
+
+def _crc(key: bytes) -> int:
+    """CRC-32 of an input's bytes; 0 only for no input (a real 0 is read as 1)."""
+    return (zlib.crc32(key) or 1) if key else 0
+
+
+def _canonical(raw: msgspec.Raw) -> bytes:
+    """The input's fingerprint bytes (``b""`` when absent)."""
+    return _fingerprint(msgspec.json.decode(raw)) if len(raw) else b""
 
 
 def _decoded(raw: msgspec.Raw) -> Any:
@@ -524,7 +537,7 @@ def _log_to_run(
 
     prompts = {sid: ss[0].prompt for sid, ss in samplings.items() if ss and len(ss[0].prompt)}
     canon_cache = {sid: _canonical(raw) for sid, raw in prompts.items()}
-    input_hash = [zlib.crc32(c) if (c := canon_cache.get(t, b"")) else 0 for t in test_ids]
+    input_hash = [_crc(canon_cache.get(t, b"")) for t in test_ids]
 
     texts = None
     if keep_text:
@@ -711,7 +724,7 @@ def _items_to_run(
         scorer_scores={name: [d.get(name) for d in scorer_rows] for name in names},
         texts=texts,
         lines=numbers,
-        input_hash=[zlib.crc32(c) if c else 0 for c in canon],
+        input_hash=[_crc(c) for c in canon],
         extra=_extra_columns(data, numbers, extra, ("datasource_item", "item")),
         status="complete",
         config=config,

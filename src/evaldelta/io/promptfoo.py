@@ -24,7 +24,8 @@ Each row of ``results.results`` (each line of the JSONL form) is one attempt: on
   with the row's ``error`` as message. promptfoo also fills ``error`` when an assertion
   fails (``failureReason`` 1): that is a failed attempt, not an error.
 - text, when asked for: input = the vars, output = ``response.output``, metadata = the
-  test's ``metadata``. ``input_hash`` is a CRC-32 of the vars as they identify the test.
+  test's ``metadata``. ``input_hash`` is a CRC-32 of the vars as they identify the test
+  (sorted-key JSON).
 - run: config ``model`` (the providers), ``prompt`` (the prompt templates) and
   ``description`` (the suite's); ``started_at`` from ``results.timestamp``,
   ``finished_at`` from it plus ``stats.durationMs`` when the file has it. promptfoo
@@ -336,18 +337,30 @@ def _explain_decode(message: str, data: bytes) -> tuple[int | None, str]:
 # -- building the run -------------------------------------------------------------------
 
 
+def _fingerprint(value: Any) -> bytes:
+    """The bytes an input is known by, the same whatever file it came from: a string's
+    UTF-8 text, anything else as sorted-key JSON; ``b""`` for no input."""
+    if value is None:
+        return b""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return msgspec.json.encode(value, order="sorted")
+
+
+def _crc(key: bytes) -> int:
+    """CRC-32 of an input's bytes; 0 only for no input (a real 0 is read as 1)."""
+    return (zlib.crc32(key) or 1) if key else 0
+
+
 def _canonical_vars(raw: msgspec.Raw) -> bytes:
     """The vars as sorted-key JSON, without promptfoo's own vars; ``b""`` when none."""
     if not len(raw):
         return b""
     value = msgspec.json.decode(raw)
-    if value is None:
-        return b""
-    if not isinstance(value, dict):
-        return msgspec.json.encode(value, order="sorted")
-    for name in _OWN_VARS:
-        value.pop(name, None)
-    return msgspec.json.encode(value, order="sorted") if value else b""
+    if isinstance(value, dict):
+        for name in _OWN_VARS:
+            value.pop(name, None)
+    return _fingerprint(value or None)
 
 
 def _digest(canonical: bytes) -> str:
@@ -401,7 +414,7 @@ def _test_ids(
                 f'{name} has no "testCase.description", "vars" or "testIdx": nothing tells '
                 "which test it is; give each test a description",
             )
-    return ids, [zlib.crc32(c) if c else 0 for c in canon]
+    return ids, [_crc(c) for c in canon]
 
 
 def _provider_name(p: _Provider | str | None) -> str | None:
