@@ -82,3 +82,4 @@ def test_unknown_format_names_the_options(evaldelta: Cli, tmp_path: Path) -> Non
         in r.err
     )
     assert "--input-format" in r.err
+    assert "--map test_id=" in r.err

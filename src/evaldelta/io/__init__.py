@@ -132,7 +132,8 @@ def load(
     shown = head.lstrip()[:20].decode("utf-8", errors="replace")
     raise UnknownFormatError(
         f"{file}: not a results file evaldelta can read (it starts with {shown!r}); "
-        f"supported formats: {', '.join(formats())} (force one with --input-format)"
+        f"supported formats: {', '.join(formats())} (force one with --input-format, or "
+        "map a CSV's or a JSONL's own fields with --map test_id=...,score=...)"
     )
 
 
