@@ -38,7 +38,10 @@ def write(name: str, version: int, prompt: str, start: str) -> None:
                     "latency_ms": round(rng.gauss(1650 - 110 * version, 300)) + wait,
                     "wait_ms": wait,
                     "cost_usd": round(rng.uniform(0.0018, 0.0026), 5),
-                    "token_usage": {"input": rng.randint(900, 1300), "output": rng.randint(80, 260)},
+                    "token_usage": {
+                        "input": rng.randint(900, 1300),
+                        "output": rng.randint(80, 260),
+                    },
                     "input": f"Customer question #{i} ({category.replace('_', ' ')})",
                     "timestamp": f"{start}:{i % 60:02d}.000Z",
                     "config": {"model": "gpt-4.1", "prompt": prompt, "temperature": 0.2},
