@@ -9,6 +9,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from evaldelta.errors import InputError, ParseError
 
@@ -126,13 +127,31 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def fingerprint(value: object) -> int:
-    """CRC-32 of a case's input, the same whatever file it came from: 0 for none, a
-    string as its UTF-8 text, anything else as canonical JSON (keys sorted, no spacing)."""
+def fingerprint_bytes(value: object) -> bytes:
+    """The bytes a case's input is known by, the same whatever file it came from: a
+    string's UTF-8 text, anything else as canonical JSON (keys sorted, no spacing);
+    ``b""`` for no input."""
     import msgspec
 
     if value is None:
-        return 0
+        return b""
     if isinstance(value, str):
-        return zlib.crc32(value.encode("utf-8", "surrogatepass")) or 1
-    return zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1
+        return value.encode("utf-8", "surrogatepass")
+    return msgspec.json.encode(value, order="sorted")
+
+
+def crc_of(key: bytes) -> int:
+    """CRC-32 of an input's fingerprint bytes; 0 only for no input (a real 0 reads as 1)."""
+    return (zlib.crc32(key) or 1) if key else 0
+
+
+def raw_fingerprint_bytes(raw: Any) -> bytes:
+    """:func:`fingerprint_bytes` of an undecoded ``msgspec.Raw`` value."""
+    import msgspec
+
+    return fingerprint_bytes(msgspec.json.decode(raw)) if len(raw) else b""
+
+
+def fingerprint(value: object) -> int:
+    """CRC-32 of a case's input: 0 for none (see :func:`fingerprint_bytes`)."""
+    return crc_of(fingerprint_bytes(value))

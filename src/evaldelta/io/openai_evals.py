@@ -49,7 +49,6 @@ a CRC-32 of the input's UTF-8 text when it is a string, else of its sorted-key J
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,7 +57,10 @@ from typing import Any
 import msgspec
 
 from evaldelta.errors import ParseError
+from evaldelta.io._errors import explain_validation
+from evaldelta.io._source import crc_of as _crc
 from evaldelta.io._source import paused_gc, read_bytes
+from evaldelta.io._source import raw_fingerprint_bytes as _canonical
 from evaldelta.model import Run
 
 NAME = "openai-evals"
@@ -269,7 +271,9 @@ def _decode(
             found.append(decoder.decode(line))
         except msgspec.ValidationError as err:
             hint = f"each line must be {what}"
-            raise ParseError(src, number, _explain(str(err), line, hint)) from None
+            raise ParseError(
+                src, number, explain_validation(str(err), line, not_an_object=hint)
+            ) from None
         except msgspec.DecodeError as err:
             detail = str(err).replace("JSON is malformed: ", "")
             if detail == "Input data was truncated":
@@ -289,44 +293,6 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n", 0, end) + 1
 
 
-_WORDS = {
-    "float": "a number",
-    "int": "an integer",
-    "str": "a string",
-    "bool": "true or false",
-    "object": "a JSON object",
-    "array": "a list",
-}
-
-
-def _explain(message: str, line: bytes, hint: str, prefix: str = "") -> str:
-    """A msgspec validation error as a message naming the field and its wrong value
-    (``hint``: what an object there should be; ``prefix``: where it sits in the line)."""
-    at = re.search(r" - at `\$(.*)`$", message)
-    path = at.group(1).lstrip(".") if at else ""
-    expected = re.search(r"Expected `([^`]*)`", message)
-    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
-    wanted = " or ".join(_WORDS.get(k, k) for k in kinds) or "something else"
-    if not path:
-        kind = re.search(r"got `(\w+)`", message)
-        got = _WORDS.get(kind.group(1), kind.group(1)) if kind else "something else"
-        return f"expected a JSON object, got {got}; {hint}"
-    got = _value_at(line, path)
-    return f'"{prefix}{path}" must be {wanted}, got {got}'
-
-
-def _value_at(line: bytes, path: str) -> str:
-    """The value at a JSON path, as JSON text, for an error message."""
-    try:
-        value: Any = msgspec.json.decode(line)
-        for key, index in re.findall(r"(\w+)|\[(\d+)\]", path):
-            value = value[key] if key else value[int(index)]
-    except Exception:  # the message is still right without the value
-        return "a value of the wrong type"
-    text = msgspec.json.encode(value).decode()
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _data(
     src: str, line: int, raw: msgspec.Raw, decoder: msgspec.json.Decoder[Any], kind: str
 ) -> Any:
@@ -335,31 +301,11 @@ def _data(
         return decoder.decode(raw if len(raw) else b"{}")
     except msgspec.ValidationError as err:
         hint = f'the "data" of a "{kind}" event must be one'
-        message = _explain(str(err), bytes(raw), hint, prefix="data.")
+        message = explain_validation(str(err), bytes(raw), not_an_object=hint, prefix="data.")
         raise ParseError(src, line, f'"{kind}" event: {message}') from None
 
 
 # -- shared -----------------------------------------------------------------------------------
-
-
-def _fingerprint(value: Any) -> bytes:
-    """The bytes an input is known by, the same whatever file it came from: a string's
-    UTF-8 text, anything else as sorted-key JSON; ``b""`` for no input."""
-    if value is None:
-        return b""
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
-    return msgspec.json.encode(value, order="sorted")
-
-
-def _crc(key: bytes) -> int:
-    """CRC-32 of an input's bytes; 0 only for no input (a real 0 is read as 1)."""
-    return (zlib.crc32(key) or 1) if key else 0
-
-
-def _canonical(raw: msgspec.Raw) -> bytes:
-    """The input's fingerprint bytes (``b""`` when absent)."""
-    return _fingerprint(msgspec.json.decode(raw)) if len(raw) else b""
 
 
 def _decoded(raw: msgspec.Raw) -> Any:

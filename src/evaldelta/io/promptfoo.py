@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import zlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -48,6 +47,9 @@ from typing import Any
 import msgspec
 
 from evaldelta.errors import ParseError
+from evaldelta.io._errors import explain_decode, explain_validation
+from evaldelta.io._source import crc_of as _crc
+from evaldelta.io._source import fingerprint_bytes as _fingerprint
 from evaldelta.io._source import paused_gc, read_bytes
 from evaldelta.model import Run
 
@@ -238,9 +240,18 @@ def _decode(src: str, data: bytes) -> tuple[_Export | None, list[_Row], Sequence
     try:
         export = _EXPORT.decode(data)
     except msgspec.ValidationError as err:
-        raise ParseError(src, None, _explain(str(err), data)) from None
+        raise ParseError(
+            src,
+            None,
+            explain_validation(
+                str(err),
+                data,
+                not_an_object="is this a promptfoo results file?",
+                mend="re-export the results with promptfoo",
+            ),
+        ) from None
     except msgspec.DecodeError as err:
-        line, message = _explain_decode(str(err), data)
+        line, message = explain_decode(str(err), data, "export the results again with promptfoo")
         raise ParseError(src, line, message) from None
     found = export.results
     rows_found = found if isinstance(found, list) else found.results if found else None
@@ -271,9 +282,20 @@ def _decode_by_line(src: str, data: bytes) -> tuple[list[_Row], list[int]]:
         try:
             rows.append(_ROW.decode(line))
         except msgspec.ValidationError as err:
-            raise ParseError(src, number, _explain(str(err), line)) from None
+            raise ParseError(
+                src,
+                number,
+                explain_validation(
+                    str(err),
+                    line,
+                    not_an_object="is this a promptfoo results file?",
+                    mend="re-export the results with promptfoo",
+                ),
+            ) from None
         except msgspec.DecodeError as err:
-            message = _explain_decode(str(err), line)[1].replace("the file", "the line")
+            message = explain_decode(str(err), line, "export the results again with promptfoo")[
+                1
+            ].replace("the file", "the line")
             raise ParseError(
                 src, number, f"{message}; each line must be one promptfoo result row"
             ) from None
@@ -281,75 +303,7 @@ def _decode_by_line(src: str, data: bytes) -> tuple[list[_Row], list[int]]:
     return rows, numbers
 
 
-_WORDS = {
-    "float": "a number",
-    "int": "an integer",
-    "str": "a string",
-    "bool": "true or false",
-    "object": "a JSON object",
-    "array": "a list",
-}
-
-
-def _explain(message: str, data: bytes) -> str:
-    """A msgspec validation error as a message naming the field and its wrong value."""
-    at = re.search(r" - at `\$(.*)`$", message)
-    path = at.group(1).lstrip(".") if at else ""
-    expected = re.search(r"Expected `([^`]*)`", message)
-    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
-    wanted = " or ".join(_WORDS.get(k, k) for k in kinds) or "something else"
-    if not path:
-        kind = re.search(r"got `(\w+)`", message)
-        got = _WORDS.get(kind.group(1), kind.group(1)) if kind else "something else"
-        return f"expected a JSON object, got {got}; is this a promptfoo results file?"
-    got = _value_at(data, path)
-    return f'"{path}" must be {wanted}, got {got}; re-export the results with promptfoo'
-
-
-def _value_at(data: bytes, path: str) -> str:
-    """The value at a JSON path, as JSON text, for an error message."""
-    try:
-        value: Any = msgspec.json.decode(data)
-        for key, index in re.findall(r"(\w+)|\[(\d+)\]", path):
-            value = value[key] if key else value[int(index)]
-    except Exception:  # the message is still right without the value
-        return "a value of the wrong type"
-    text = msgspec.json.encode(value).decode()
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _explain_decode(message: str, data: bytes) -> tuple[int | None, str]:
-    """(line, what) for JSON that does not parse."""
-    detail = message.replace("JSON is malformed: ", "")
-    if detail == "Input data was truncated":
-        return None, "not valid JSON: the file ends before the JSON does (was it cut short?)"
-    at = re.search(r" \(byte (\d+)\)$", detail)
-    if not at:
-        return None, f"not valid JSON ({detail})"
-    byte = int(at.group(1))
-    where = data.count(b"\n", 0, byte) + 1
-    return (
-        where,
-        f"not valid JSON ({detail[: at.start()]}); export the results again with promptfoo",
-    )
-
-
 # -- building the run -------------------------------------------------------------------
-
-
-def _fingerprint(value: Any) -> bytes:
-    """The bytes an input is known by, the same whatever file it came from: a string's
-    UTF-8 text, anything else as sorted-key JSON; ``b""`` for no input."""
-    if value is None:
-        return b""
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
-    return msgspec.json.encode(value, order="sorted")
-
-
-def _crc(key: bytes) -> int:
-    """CRC-32 of an input's bytes; 0 only for no input (a real 0 is read as 1)."""
-    return (zlib.crc32(key) or 1) if key else 0
 
 
 def _canonical_vars(raw: msgspec.Raw) -> bytes:
