@@ -3,9 +3,9 @@
 Every figure is a whole process (start-up, reading, statistics, output), timed by the wall
 clock, the median of several runs. Each is also given as a ratio to the time of
 ``for line in open(f): pass`` over the same file, since absolute times drift on shared
-machines while the ratio does not. Peak memory is the child's own maximum resident set size,
-from ``os.wait4``. The page cache and the bytecode cache are filled before timing begins.
-The targets are those of issue 7.
+machines while the ratio does not. Peak memory is each command's maximum resident set size,
+from GNU ``/usr/bin/time`` where there is one, else ``os.wait4``. The page cache and the
+bytecode cache are filled before timing begins. The targets are those of issue 7.
 
     python bench/run.py                       # 1,000,000 records, 3 runs each
     python bench/run.py --quick               # a tiny file, 1 run: proves the harness works
@@ -21,6 +21,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -46,8 +47,8 @@ RUN_NAME = "bench"
 
 QUICK_RECORDS = 2_000
 NO_STORE = "skipped: evaldelta has no run store yet"
-LINE_LOOP = 'for line in open(path, encoding="utf-8"): pass'
-BYTES_LOOP = 'for line in open(path, "rb"): pass'
+LINE_LOOP = 'for line in open(__import__("sys").argv[1], encoding="utf-8"): pass'
+BYTES_LOOP = 'for line in open(__import__("sys").argv[1], "rb"): pass'
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,7 @@ def tasks(evaldelta: str, big: Path, *, store: Path, store_exists: bool) -> list
     no_store = None if store_exists else NO_STORE
 
     def loop(code: str, path: Path) -> tuple[str, ...]:
-        return (python, "-c", f"import sys\npath = sys.argv[1]\n{code}", str(path))
+        return (python, "-c", code, str(path))
 
     def empty_store() -> None:
         shutil.rmtree(store.parent, ignore_errors=True)
@@ -451,6 +452,20 @@ def machine(evaldelta: str, load: tuple[float, float]) -> list[str]:
     ]
 
 
+def shown(argv: Sequence[str], big: Path) -> str:
+    """A command as a reader would type it: short names for the programs and the files."""
+    names = {
+        sys.executable: "python",
+        str(big): "FILE",
+        str(SMALL_FILE): str(SMALL_FILE.relative_to(REPO)),
+        os.devnull: "/dev/null",
+    }
+    words = [names.get(a, a) for a in argv]
+    if words and words[0].endswith("evaldelta"):
+        words[0] = "evaldelta"
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def render_markdown(
     figures: list[Figure],
     table: list[Row],
@@ -460,6 +475,7 @@ def render_markdown(
     repeat: int,
     evaldelta: str,
     load: tuple[float, float],
+    big: Path,
     argv: list[str],
 ) -> str:
     command = " ".join(["python", "bench/run.py", *argv])
@@ -471,7 +487,8 @@ def render_markdown(
             f" {TARGETS} targets x {ATTEMPTS} attempts, {size_mb:,.0f} MB, `bench/generate.py"
             f" --seed {SEED}`). Each figure is the wall-clock time of the whole process, the"
             f" median of {repeat} run{'s' if repeat != 1 else ''}; `x loop` divides it by the"
-            f" time of `{LINE_LOOP}` over the same file. Peak memory: {MEMORY_METHOD}.",
+            " time of a plain `for line in open(f): pass` over the same file (the reference)."
+            f" Peak memory: {MEMORY_METHOD}.",
             "",
             render_markdown_table(table),
             "",
@@ -484,6 +501,13 @@ def render_markdown(
             "## Machine",
             "",
             *machine(evaldelta, load),
+            "",
+            "## Commands",
+            "",
+            "`FILE` is the generated file. The run store is `EVALDELTA_STORE`, in the work"
+            " folder, emptied before each import.",
+            "",
+            *(f"- {f.task.what}: `{shown(f.task.argv, big)}`" for f in figures),
             "",
         ]
     )
@@ -555,6 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             repeat=repeat,
             evaldelta=evaldelta,
             load=load,
+            big=big,
             argv=list(sys.argv[1:] if argv is None else argv),
         )
         args.markdown.write_text(text, encoding="utf-8")
