@@ -27,8 +27,8 @@ demo: $(VENV)/.installed
 	$(BIN)/evaldelta compare examples/benchmark-tooling/fixtures/combined-results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini; test $$? -le 1
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests examples
-	$(BIN)/ruff format --check src tests examples
+	$(BIN)/ruff check src tests examples bench
+	$(BIN)/ruff format --check src tests examples bench
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
