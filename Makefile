@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck clean
+.PHONY: demo test lint typecheck browser-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,11 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
 
-test: lint typecheck
+# Debian's chromium for the browser tests (apt-get, as root or through sudo); once.
+browser-deps: $(VENV)/.installed-test
+	PYTHON=$(BIN)/python .ci/browser-deps.sh
+
+test: lint typecheck browser-deps
 	$(BIN)/pytest
 
 clean:

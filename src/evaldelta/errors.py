@@ -8,6 +8,7 @@ wrong, where (``path:line`` when there is a line), and how to mend it::
     │   ├── ParseError        a line that is not what it should be (.path, .line)
     │   └── UnknownFormatError  a file no reader recognises
     ├── PairingError          runs that cannot be paired (no common cases, unknown target)
+    ├── StoreError            a run store we cannot use (no such run, newer schema, locked)
     └── UsageError            options that contradict each other
 
 The CLI turns any of them into one line on stderr and exit code 2.
@@ -44,6 +45,11 @@ class UnknownFormatError(InputError):
 
 class PairingError(EvalDeltaError):
     """Runs that cannot be paired: no common cases, or a target that is not there."""
+
+
+class StoreError(EvalDeltaError):
+    """A run store, or a run reference, that cannot be used: no such run, a store
+    written by a newer evaldelta, a file that is no store, a store that stays locked."""
 
 
 class UsageError(EvalDeltaError):

@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evaldelta.cli import compare as compare_cmd
     from evaldelta.cli import gate as gate_cmd
     from evaldelta.cli import power as power_cmd
+    from evaldelta.cli import runs as runs_cmd
 
     parser = _Parser(
         prog="evaldelta",
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_parser(commands)
     gate_cmd.add_parser(commands)
     power_cmd.add_parser(commands)
+    runs_cmd.add_parser(commands)
     return parser
 
 

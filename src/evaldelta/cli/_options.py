@@ -28,6 +28,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="compare on this scorer's scores instead of the overall score",
     )
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="run store in which RESULTS that are no file are looked up as run ids or names "
+        "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)",
+    )
 
 
 def add_statistics_options(p: argparse.ArgumentParser) -> None:
@@ -127,15 +133,26 @@ def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:
     return merged
 
 
-def load_for(args: argparse.Namespace, path: str) -> Any:
-    """Load a results file as the options say."""
+def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) -> Any:
+    """Load a results file as the options say. An argument that is no existing path is
+    looked up in the run store: a number as a run id, anything else as a run name (the
+    latest run of that name)."""
+    import os
+
     from evaldelta.io import load
 
-    extra = (args.cluster_by,) if args.cluster_by and args.cluster_by != "category" else ()
+    cluster_by = getattr(args, "cluster_by", None)
+    extra = (cluster_by,) if cluster_by and cluster_by != "category" else ()
+    if not os.path.lexists(path):
+        from evaldelta.cli.runs import stored_run
+
+        stored = stored_run(args, path, extra, keep_text=keep_text)
+        if stored is not None:
+            return stored
     return load(
         path,
         format=args.input_format,
-        keep_text=False,
+        keep_text=keep_text,
         extra_fields=extra,
         mapping=mapping_from(args),
     )

@@ -38,6 +38,10 @@ exit codes:
 """
 
 
+#: Output formats of compare and gate.
+REPORT_FORMATS = ("table", "json", "markdown", "html", "junit")
+
+
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "compare",
@@ -64,8 +68,40 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="leave out cases whose input changed between the runs (a warning either way)",
     )
-    add_output_options(p, ("table", "json"))
+    add_output_options(p, REPORT_FORMATS)
     p.set_defaults(run=run)
+
+
+def load_run(args: argparse.Namespace, path: str) -> Any:
+    """Load a results file as the options say; with inputs and outputs for HTML, which
+    shows them (the other formats never do, so they skip the cost)."""
+    return load_for(args, path, keep_text=args.format == "html")
+
+
+def render_report(
+    args: argparse.Namespace,
+    result: Any,
+    runs: tuple[Any, ...],
+    gate: tuple[int, str] | None = None,
+) -> str | None:
+    """The report in a Markdown, HTML or JUnit --format, or None for the other formats."""
+    from evaldelta.pairing.matrix import MatrixComparison
+
+    if args.format == "markdown":
+        from evaldelta.report.markdown import render_markdown, render_matrix_markdown
+
+        if isinstance(result, MatrixComparison):
+            return render_matrix_markdown(result)
+        return render_markdown(result, gate=gate)
+    if args.format == "html":
+        from evaldelta.report.html import render_html
+
+        return render_html(result, runs=runs)
+    if args.format == "junit":
+        from evaldelta.report.junit import render_junit
+
+        return render_junit(result, gate=gate)
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,23 +129,24 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
 
     def load(path: str) -> Any:
-        return load_for(args, path)
+        return load_run(args, path)
 
     if len(files) == 2:
         if args.targets:
             raise UsageError("--targets is for the matrix of one combined file, not for two files")
         from evaldelta.api import compare
 
+        runs = (load(files[0]), load(files[1]))
         result: Any = compare(
-            load(files[0]),
-            load(files[1]),
+            runs[0],
+            runs[1],
             baseline_target=args.baseline,
             candidate_target=args.candidate,
             settings=settings,
             scorer=args.scorer,
             allow_dataset_change=args.allow_dataset_change,
         )
-        return _emit(args, result, pairwise=True)
+        return _emit(args, result, pairwise=True, runs=runs)
 
     run_ = load(files[0])
     if args.candidate is not None:
@@ -128,18 +165,21 @@ def run(args: argparse.Namespace) -> int:
             scorer=args.scorer,
             allow_dataset_change=args.allow_dataset_change,
         )
-        return _emit(args, result, pairwise=True)
+        return _emit(args, result, pairwise=True, runs=(run_,))
 
     from evaldelta.api import compare_matrix
 
     matrix = compare_matrix(
         run_, args.targets, args.baseline, settings=settings, scorer=args.scorer
     )
-    return _emit(args, matrix, pairwise=False)
+    return _emit(args, matrix, pairwise=False, runs=(run_,))
 
 
-def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool) -> int:
-    if args.format == "json":
+def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool, runs: tuple[Any, ...]) -> int:
+    report = render_report(args, result, runs)
+    if report is not None:
+        text = report
+    elif args.format == "json":
         from evaldelta.report.json import render_json
 
         text = render_json(result)

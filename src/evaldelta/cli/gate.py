@@ -25,9 +25,9 @@ from evaldelta.cli._options import (
     add_input_options,
     add_output_options,
     add_statistics_options,
-    load_for,
     settings_from,
 )
+from evaldelta.cli.compare import REPORT_FORMATS, load_run, render_report
 from evaldelta.errors import UsageError
 
 HELP = """\
@@ -90,7 +90,7 @@ def add_parser(commands: Any) -> None:
         metavar="FILE",
         help="write the Markdown report to FILE (also appended to $GITHUB_STEP_SUMMARY)",
     )
-    add_output_options(p, ("table", "json", "markdown"))
+    add_output_options(p, REPORT_FORMATS)
     p.set_defaults(run=run)
 
 
@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {args.min_pass_rate}")
     settings = settings_from(args)
-    base = load_for(args, files[0])
-    cand = base if len(files) == 1 else load_for(args, files[1])
+    base = load_run(args, files[0])
+    cand = base if len(files) == 1 else load_run(args, files[1])
     result = compare(
         base,
         cand,
@@ -125,12 +125,13 @@ def run(args: argparse.Namespace) -> int:
 
     from evaldelta.report.markdown import render_markdown
 
-    if args.format == "json":
+    report = render_report(args, result, (base, cand), gate=(code, decision))
+    if report is not None:
+        text = report
+    elif args.format == "json":
         from evaldelta.report.json import render_json
 
         text = render_json(_with_gate(result, code, decision))
-    elif args.format == "markdown":
-        text = render_markdown(result, gate=(code, decision))
     else:
         from evaldelta.report.table import render_table
 

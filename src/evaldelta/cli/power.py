@@ -33,6 +33,12 @@ def add_parser(commands: Any) -> None:
     p.add_argument("-b", "--baseline", metavar="TARGET", help="target of the baseline run")
     p.add_argument("-c", "--candidate", metavar="TARGET", help="target of the candidate run")
     p.add_argument("--input-format", metavar="NAME", help="force the input format (jsonl)")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="run store in which RESULTS that are no file are looked up as run ids or names "
+        "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)",
+    )
     p.add_argument("--baseline-rate", type=float, metavar="P", help="baseline pass rate, 0-1")
     p.add_argument(
         "--effect",
@@ -154,12 +160,12 @@ def _from_runs(args: argparse.Namespace) -> int:
     import numpy as np
 
     from evaldelta.api import compare
-    from evaldelta.io import load
+    from evaldelta.cli._options import load_for
     from evaldelta.stats import cases_needed, minimum_detectable_effect, paired_variance
 
     files = args.results
-    base = load(files[0], format=args.input_format, keep_text=False)
-    cand = base if len(files) == 1 else load(files[1], format=args.input_format, keep_text=False)
+    base = load_for(args, files[0])
+    cand = base if len(files) == 1 else load_for(args, files[1])
     c = compare(base, cand, baseline_target=args.baseline, candidate_target=args.candidate)
     if len(c.left) < 2:
         raise UsageError("need at least 2 cases in common to estimate variances")

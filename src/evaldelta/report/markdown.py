@@ -1,36 +1,72 @@
 """Markdown for a pull-request comment or a CI job summary (GitHub-flavoured).
 
-It formats the comparison it is given; every figure comes from the analysis.
+It formats the result it is given; every figure comes from the analysis (or, for the
+N-way matrix, from the :class:`~evaldelta.pairing.matrix.MatrixComparison`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
-from evaldelta.pairing.pairwise import Comparison
-from evaldelta.report._text import METRIC_FORMATS, analysis_of, signed_metric
+from evaldelta.pairing.matrix import MatrixComparison
+from evaldelta.pairing.pairwise import Comparison, MatchedCase
+from evaldelta.report._text import METRIC_FORMATS, analysis_of, plural, signed_metric
 
 if TYPE_CHECKING:
+    from evaldelta.analysis import Analysis
     from evaldelta.stats import Interval
 
-__all__ = ["escape", "render_markdown"]
+__all__ = [
+    "GATE_WORDS",
+    "changed_cases",
+    "comparison_row",
+    "escape",
+    "figure_rows",
+    "mcnemar_line",
+    "render_markdown",
+    "render_matrix_markdown",
+]
 
-_GATE_WORDS = {0: "pass", 1: "block", 2: "cannot judge"}
+#: The gate's exit code as one word, for people.
+GATE_WORDS = {0: "pass", 1: "block", 2: "cannot judge"}
+#: Most per-case rows a report lists; the rest are counted (the JSON has them all).
+CASE_LIMIT = 500
+#: Matrices with more tests than this fold into <details>.
+FOLD_MATRIX_ABOVE = 30
+
+_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "*": "\\*",
+        "~": "\\~",
+        "[": "\\[",
+        "]": "\\]",
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+    }
+)
+
+
+#: An underscore that could open or close emphasis: not inside a word (GFM leaves
+#: ``long_chain`` alone, so ids keep their plain look there).
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def escape(text: str) -> str:
-    """``text`` safe inside a Markdown table cell: pipes, backticks, brackets, HTML."""
-    out = (
-        text.replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("`", "\\`")
-        .replace("*", "\\*")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-    )
-    return " ".join(out.split())  # newlines would end the table row
+    """``text`` safe inside a Markdown table cell or a line of prose.
+
+    Pipes, backticks, emphasis, strike-through and link brackets are backslash-escaped;
+    ``&``, ``<`` and ``>`` become entities, so HTML in an id shows as text. Line
+    breaks (which would end a table row) become spaces.
+    """
+    out = _EMPHASIS_UNDERSCORE.sub(r"\\_", text.translate(_ESCAPES))
+    return " ".join(out.split())
 
 
 def _num(x: float, spec: str) -> str:
@@ -47,6 +83,83 @@ def _ci(iv: Interval, scale: float, digits: int) -> str:
     return f"[{iv.ci_low * scale:+.{digits}f}, {iv.ci_high * scale:+.{digits}f}]"
 
 
+def figure_rows(a: Analysis) -> list[tuple[str, str, str, str, str]]:
+    """The headline figures as text: (what, baseline, candidate, change, interval).
+
+    Shared by the Markdown and the HTML report so both read the same.
+    """
+    f = a.figures
+    rows: list[tuple[str, str, str, str, str]] = []
+    if f.points:
+        rows.append(
+            (
+                "Mean score",
+                _num(f.baseline_mean, ".3f"),
+                _num(f.candidate_mean, ".3f"),
+                f"{_num(f.score.estimate * 100, '+.1f')} points",
+                _ci(f.score, 100, 1),
+            )
+        )
+    else:
+        rows.append(
+            (
+                "Mean score",
+                _num(f.baseline_mean, ".4g"),
+                _num(f.candidate_mean, ".4g"),
+                _num(f.score.estimate, "+.4g"),
+                _ci(f.score, 1, 3),
+            )
+        )
+    pr = f.pass_rates
+    rows.append(
+        (
+            "Pass rate",
+            _pct(pr.baseline.estimate),
+            _pct(pr.candidate.estimate),
+            f"{_num(pr.change.estimate * 100, '+.1f')} points",
+            _ci(pr.change, 100, 1),
+        )
+    )
+    for m in f.metrics:
+        label, fmt = METRIC_FORMATS[m.name]
+        if m.name == "latency_ms":
+            label += " (excluding waits)"
+        rel = "" if math.isnan(m.relative) else f" ({m.relative:+.0%})"
+        ci = f"[{signed_metric(m.delta.ci_low, fmt)}, {signed_metric(m.delta.ci_high, fmt)}]"
+        rows.append(
+            (
+                label,
+                fmt(m.baseline_mean),
+                fmt(m.candidate_mean),
+                f"{signed_metric(m.delta.estimate, fmt)}{rel}",
+                ci,
+            )
+        )
+    return rows
+
+
+def mcnemar_line(a: Analysis) -> str:
+    """McNemar's counts and p-value, and how the mean score's interval was made."""
+    f = a.figures
+    mc = f.mcnemar
+    method = f.score.method
+    if f.score.resamples:
+        method += f", {f.score.resamples:,} resamples, seed {f.score.seed}"
+    return (
+        f"McNemar (exact, two-sided): {mc.improved} improved, {mc.regressed} regressed, "
+        f"p = {mc.pvalue:.3f} ({f.partly_changed} more changed only partly). "
+        f"Mean score interval: {method}."
+    )
+
+
+def changed_cases(c: Comparison) -> list[MatchedCase]:
+    """Wins and losses, regressions first (largest drop first), then improvements."""
+    changed = [m for m in c.matched() if m.outcome != "tie"]
+    order = {"loss": 0, "win": 1}
+    changed.sort(key=lambda m: (order[m.outcome], m.delta if m.outcome == "loss" else -m.delta))
+    return changed
+
+
 def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> str:
     """The comparison as Markdown: verdict, figures, categories, per-case changes."""
     a = analysis_of(c)
@@ -59,7 +172,7 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
     lines.append("")
     if gate is not None:
         code = gate[0]
-        lines.append(f"**Gate: {_GATE_WORDS.get(code, str(code))}** (exit code {code}).")
+        lines.append(f"**Gate: {GATE_WORDS.get(code, str(code))}** (exit code {code}).")
         lines.append("")
     if a is not None:
         for p in a.problems:
@@ -69,51 +182,15 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
         lines.append(f"**Verdict: {a.verdict.kind}.** {escape(a.verdict.reason)}")
         lines.append("")
         f = a.figures
-        lvl = level_text(f.level)
-        lines.append(f"| | Baseline | Candidate | Change | {lvl} CI |")
+        lines.append(f"| | Baseline | Candidate | Change | {level_text(f.level)} CI |")
         lines.append("| --- | ---: | ---: | ---: | --- |")
-        if f.points:
-            lines.append(
-                f"| Mean score | {_num(f.baseline_mean, '.3f')} | "
-                f"{_num(f.candidate_mean, '.3f')} | "
-                f"{_num(f.score.estimate * 100, '+.1f')} points | {_ci(f.score, 100, 1)} |"
-            )
-        else:
-            lines.append(
-                f"| Mean score | {_num(f.baseline_mean, '.4g')} | "
-                f"{_num(f.candidate_mean, '.4g')} | "
-                f"{_num(f.score.estimate, '+.4g')} | {_ci(f.score, 1, 3)} |"
-            )
-        pr = f.pass_rates
-        lines.append(
-            f"| Pass rate | {_pct(pr.baseline.estimate)} | {_pct(pr.candidate.estimate)} | "
-            f"{_num(pr.change.estimate * 100, '+.1f')} points | {_ci(pr.change, 100, 1)} |"
-        )
-        for m in f.metrics:
-            label, fmt = METRIC_FORMATS[m.name]
-            if m.name == "latency_ms":
-                label += " (excluding waits)"
-            rel = "" if math.isnan(m.relative) else f" ({m.relative:+.0%})"
-            ci = f"[{signed_metric(m.delta.ci_low, fmt)}, {signed_metric(m.delta.ci_high, fmt)}]"
-            lines.append(
-                f"| {label} | {fmt(m.baseline_mean)} | {fmt(m.candidate_mean)} | "
-                f"{signed_metric(m.delta.estimate, fmt)}{rel} | {ci} |"
-            )
+        lines.extend(f"| {' | '.join(row)} |" for row in figure_rows(a))
         lines.append("")
-        mc = f.mcnemar
-        lines.append(
-            f"McNemar (exact, two-sided): {mc.improved} improved, {mc.regressed} regressed, "
-            f"p = {mc.pvalue:.3f} ({f.partly_changed} more changed only partly). "
-            f"Mean score interval: {f.score.method}"
-            + (
-                f", {f.score.resamples:,} resamples, seed {f.score.seed}."
-                if f.score.resamples
-                else "."
-            )
-        )
+        lines.append(mcnemar_line(a))
         if a.differs_in:
             lines.append("")
-            lines.append("Differs in: " + ", ".join(f"`{escape(k)}`" for k in a.differs_in))
+            # Not as code spans: a backslash escape would show there as typed.
+            lines.append("Differs in: " + ", ".join(escape(k) for k in a.differs_in))
         if f.categories:
             lines.append("")
             lines.append("**Categories that moved** (leads to investigate, not proof):")
@@ -125,34 +202,161 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
                     f"| {escape(mv.category)} | {_pct(mv.baseline_rate)} | "
                     f"{_pct(mv.candidate_rate)} | {mv.cases} |"
                 )
+            if len(f.categories) > 10:
+                lines.append("")
+                lines.append(f"... and {len(f.categories) - 10} more (see the JSON output).")
     lines.append("")
     s = c.summary
     lines.append(
-        f"{s.matched} cases compared: {s.wins} wins, {s.losses} losses, {s.ties} ties "
+        f"{plural(s.matched, 'case', 'cases')} compared: {plural(s.wins, 'win', 'wins')}, "
+        f"{plural(s.losses, 'loss', 'losses')}, {plural(s.ties, 'tie', 'ties')} "
         f"(threshold {c.threshold:g}); mean delta {s.mean_delta:+.3f}."
     )
-    changed = [m for m in c.matched() if m.outcome != "tie"]
+    only = [
+        plural(len(ids), f"case only in the {side}", f"cases only in the {side}")
+        for ids, side in ((c.unmatched_baseline, "baseline"), (c.unmatched_candidate, "candidate"))
+        if ids
+    ]
+    if c.not_run:
+        only.append(plural(len(c.not_run), "case", "cases") + " not run on one side")
+    if only:
+        lines.append(f"Not compared: {', '.join(only)}.")
+    changed = changed_cases(c)
     if changed:
-        order = {"loss": 0, "win": 1}
-        changed.sort(key=lambda m: (order[m.outcome], m.delta if m.outcome == "loss" else -m.delta))
         lines.append("")
         lines.append(
-            f"<details><summary>Per-case changes: {s.losses} regressions, {s.wins} improvements"
-            "</summary>"
+            f"<details><summary>Per-case changes: "
+            f"{plural(s.losses, 'regression', 'regressions')}, "
+            f"{plural(s.wins, 'improvement', 'improvements')}</summary>"
         )
         lines.append("")
         lines.append("| Test ID | Baseline | Candidate | Delta | Result |")
         lines.append("| --- | ---: | ---: | ---: | --- |")
-        limit = 500
-        for case in changed[:limit]:
+        for case in changed[:CASE_LIMIT]:
             result = "regression" if case.outcome == "loss" else "improvement"
             lines.append(
                 f"| {escape(case.test_id)} | {case.score1:.2f} | {case.score2:.2f} | "
                 f"{case.delta:+.2f} | {result} |"
             )
-        if len(changed) > limit:
+        if len(changed) > CASE_LIMIT:
             lines.append("")
-            lines.append(f"... and {len(changed) - limit} more (see the JSON output).")
+            lines.append(f"... and {len(changed) - CASE_LIMIT} more (see the JSON output).")
+        lines.append("")
+        lines.append("</details>")
+    return "\n".join(lines) + "\n"
+
+
+def comparison_row(p: Comparison) -> tuple[str, str, str, str, str, str, str]:
+    """One pairwise comparison of a matrix as text: (label, wins, losses, ties,
+    mean delta, interval, verdict); the label is not escaped."""
+    s = p.summary
+    label = f"{p.baseline} → {p.candidate}"
+    if not p.test_ids:
+        return (label, "0", "0", "0", "n/a", "n/a", "cannot judge: no tests in common")
+    pa = analysis_of(p)
+    ci, verdict = "", ""
+    if pa is not None:
+        scale, digits = (100, 1) if pa.figures.points else (1, 3)
+        ci = _ci(pa.figures.score, scale, digits)
+        verdict = pa.verdict.kind
+    return (label, str(s.wins), str(s.losses), str(s.ties), f"{s.mean_delta:+.3f}", ci, verdict)
+
+
+def _matrix_status(m: MatrixComparison) -> str:
+    if m.baseline is None:
+        return "score matrix"
+    if not m.pairwise:
+        return "nothing to compare"
+    if m.regressions:
+        return (
+            f"{len(m.regressions)} of {plural(len(m.pairwise), 'target', 'targets')} "
+            f"regressed vs {m.baseline}"
+        )
+    if any(not p.test_ids for p in m.pairwise):
+        return f"cannot judge every target vs {m.baseline}"
+    return f"no regression vs {m.baseline}"
+
+
+def render_matrix_markdown(m: MatrixComparison) -> str:
+    """The N-way matrix as Markdown: status, pairwise comparisons, the score matrix."""
+    lines = [f"## evaldelta: {escape(_matrix_status(m))} ({escape(m.source)})", ""]
+    if not m.test_ids:
+        lines.append("No results to compare.")
+        return "\n".join(lines) + "\n"
+    shape = (
+        f"{plural(len(m.test_ids), 'test', 'tests')} x "
+        f"{plural(len(m.targets), 'target', 'targets')}"
+    )
+    baseline = f" Baseline: **{escape(m.baseline)}**." if m.baseline is not None else ""
+    lines.append(f"{shape}.{baseline}")
+
+    first = next((a for p in m.pairwise if (a := analysis_of(p)) is not None), None)
+    if m.pairwise:
+        lines.append("")
+        unit = " (points)" if first is not None and first.figures.points else ""
+        level = level_text(first.figures.level) if first is not None else ""
+        lines.append(
+            f"| Comparison | Wins | Losses | Ties | Mean delta | {level} CI{unit} | Verdict |"
+        )
+        lines.append("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+        for p in m.pairwise:
+            label, *rest = comparison_row(p)
+            lines.append(f"| {escape(label)} | {' | '.join(rest)} |")
+        if first is not None:
+            lines.append("")
+            if first.figures.comparisons > 1:
+                lines.append(
+                    f"Intervals at {level_text(first.figures.level)} each: Bonferroni for "
+                    f"{first.figures.comparisons} comparisons against {escape(m.baseline or '')}."
+                )
+            else:
+                lines.append(
+                    f"Intervals: {level_text(first.figures.level)}, {first.figures.score.method}"
+                    + (
+                        f", {first.figures.score.resamples:,} resamples, "
+                        f"seed {first.figures.score.seed}."
+                        if first.figures.score.resamples
+                        else "."
+                    )
+                )
+    for p in m.pairwise:
+        pa = analysis_of(p)
+        for problem in pa.problems if pa is not None else []:
+            if problem.refuse or problem.code in ("some-infra-failures", "not-run"):
+                lines.append("")
+                lines.append(
+                    f"> **Warning:** {escape(p.baseline)} → {escape(p.candidate)}: "
+                    f"{escape(problem.message)}"
+                )
+    if m.baseline is not None and m.regressions:
+        lines.append("")
+        lines.append(
+            f"**Regressed vs {escape(m.baseline)}** (mean delta below 0): "
+            + ", ".join(escape(p.candidate) for p in m.regressions)
+        )
+
+    lines.append("")
+    fold = len(m.test_ids) > FOLD_MATRIX_ABOVE
+    if fold:
+        lines.append(f"<details><summary>Score matrix: {shape}</summary>")
+        lines.append("")
+    headers = [f"{escape(t)} (baseline)" if t == m.baseline else escape(t) for t in m.targets]
+    lines.append(f"| Test ID | {' | '.join(headers)} |")
+    lines.append(f"| --- |{' ---: |' * len(headers)}")
+    scores, attempts = m.scores.tolist(), m.attempts.tolist()
+    for tid, row, counts in list(zip(m.test_ids, scores, attempts, strict=True))[:CASE_LIMIT]:
+        cells = [
+            "--" if n == 0 or math.isnan(s) else f"{s:.2f}" + (f" ({n})" if n > 1 else "")
+            for s, n in zip(row, counts, strict=True)
+        ]
+        lines.append(f"| {escape(tid)} | {' | '.join(cells)} |")
+    if len(m.test_ids) > CASE_LIMIT:
+        lines.append("")
+        lines.append(f"... and {len(m.test_ids) - CASE_LIMIT} more tests (see the JSON output).")
+    if m.max_attempts > 1:
+        lines.append("")
+        lines.append("(n): mean score over n attempts.")
+    if fold:
         lines.append("")
         lines.append("</details>")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,445 @@
+"""``evaldelta runs``: keep runs in a store, to list, show and compare them by id or name."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from evaldelta.cli import EXIT_OK, write_output
+from evaldelta.errors import InputError, StoreError, UsageError
+
+if TYPE_CHECKING:
+    from evaldelta.model import Run
+    from evaldelta.store import RunStore, StoredRun
+
+HELP = """\
+a run is referred to by its id (3) or its name (the latest run of that name); compare,
+gate and power take one wherever they take a results file:
+
+  evaldelta runs import before.jsonl --name before --config prompt=v1
+  evaldelta runs import after.jsonl --name after --config prompt=v2
+  evaldelta runs list
+  evaldelta compare before after        (or: evaldelta compare 1 2)
+  evaldelta gate before after
+
+the store is .evaldelta/runs.db in the current folder, or --store PATH, or $EVALDELTA_STORE.
+"""
+
+STORE_HELP = "the run store (default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "runs",
+        help="keep runs in a store: import, list, show, export, rename, rm",
+        description="Keep evaluation runs in a store (an SQLite file), to compare them "
+        "later by id or by name.",
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="runs_command", metavar="COMMAND", parser_class=type(p))
+    p.set_defaults(run=_no_command)
+
+    imp = _sub(sub, "import", "store a results file: one run, or one per target")
+    imp.add_argument("file", metavar="FILE", help="a results file in any supported format")
+    imp.add_argument(
+        "--name",
+        help="the run's name (default: the file's name); NAME/TARGET "
+        "for each target of a combined file",
+    )
+    imp.add_argument(
+        "--config",
+        metavar="KEY=VALUE",
+        nargs="+",
+        action="extend",
+        default=[],
+        help="settings of the run (model, prompt, temperature...), beside those the file "
+        "declares; a VALUE that is JSON (0.2, true) is kept as such",
+    )
+    imp.add_argument("--notes", metavar="TEXT", help="free text to keep with the run")
+    imp.add_argument("--target", metavar="TARGET", help="store only this target of the file")
+    imp.add_argument("--input-format", metavar="NAME", help="force the input format")
+    imp.add_argument(
+        "--map",
+        metavar="FIELD=COLUMN,...",
+        action="append",
+        help="map the model's fields onto a CSV's columns or a JSONL's JSON paths",
+    )
+    imp.add_argument(
+        "--keep-field",
+        metavar="FIELD",
+        action="append",
+        default=[],
+        help="also keep this per-record field (e.g. to --cluster-by it later); repeatable",
+    )
+    imp.add_argument(
+        "--no-text",
+        action="store_true",
+        help="leave out inputs, outputs and expected answers (a smaller, faster store)",
+    )
+    imp.add_argument("--json", action="store_true", help="print the new runs as JSON")
+    imp.set_defaults(run=run_import)
+
+    ls = _sub(sub, "list", "list the stored runs, newest first")
+    ls.add_argument("--name", metavar="GLOB", help="only runs whose name matches, e.g. 'main*'")
+    ls.add_argument("--limit", type=int, metavar="N", help="only the N newest runs")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.set_defaults(run=run_list)
+
+    show = _sub(sub, "show", "a run's facts and summary figures")
+    show.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument("--pass-threshold", type=float, default=0.5, help=argparse.SUPPRESS)
+    show.set_defaults(run=run_show)
+
+    rm = _sub(sub, "rm", "delete runs and their records")
+    rm.add_argument("refs", nargs="+", metavar="RUN", help="run ids or names")
+    rm.set_defaults(run=run_rm)
+
+    export = _sub(sub, "export", "write a run as JSON Lines, which every command reads")
+    export.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    export.set_defaults(run=run_export)
+
+    rename = _sub(sub, "rename", "give a run a new name")
+    rename.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
+    rename.add_argument("name", metavar="NAME", help="the new name")
+    rename.set_defaults(run=run_rename)
+
+
+def _sub(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=help[0].upper() + help[1:] + "."
+    )
+    p.add_argument("--store", metavar="PATH", help=STORE_HELP)
+    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def _no_command(args: argparse.Namespace) -> int:
+    raise UsageError("give a runs command: import, list, show, export, rename or rm")
+
+
+# -- the store ------------------------------------------------------------------------
+
+
+def store_path(args: argparse.Namespace) -> str:
+    """The store the options name: --store, else $EVALDELTA_STORE, else the default."""
+    from evaldelta.store import DEFAULT_STORE
+
+    chosen = getattr(args, "store", None) or os.environ.get("EVALDELTA_STORE")
+    return chosen or DEFAULT_STORE
+
+
+def _open(args: argparse.Namespace, *, create: bool = False) -> RunStore:
+    from evaldelta.store import RunStore
+
+    return RunStore(store_path(args), create=create)
+
+
+def stored_run(
+    args: argparse.Namespace,
+    ref: str,
+    extra_fields: tuple[str, ...] = (),
+    *,
+    keep_text: bool = False,
+) -> Run | None:
+    """The stored run ``ref`` names, for an argument that is no file; ``None`` when
+    there is no store to look in (the caller then reports the missing file).
+
+    Raises:
+        InputError: there is a store, but no such run in it.
+    """
+    path = store_path(args)
+    if not os.path.isfile(path):
+        return None
+    store = _open(args)
+    try:
+        rid = store.find(ref)
+        if rid is None:
+            what = f"with id {ref}" if ref.isdigit() else f"named {ref!r}"
+            raise InputError(
+                f"{ref}: no such file, and no stored run {what} in {path}; check the path, "
+                "or list stored runs with `evaldelta runs list`"
+            )
+        run = store.get_run(rid, keep_text=keep_text)
+    finally:
+        store.close()
+    for name in extra_fields:
+        if name not in run.extra:
+            raise StoreError(
+                f"{run.source} was stored without the field {name!r}; import it again with "
+                f"`evaldelta runs import FILE --keep-field {name}` to group cases by it"
+            )
+    return run
+
+
+# -- commands -------------------------------------------------------------------------
+
+
+def parse_config(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` settings; a VALUE that parses as JSON is kept as that value."""
+    import msgspec
+
+    config: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config takes KEY=VALUE, got {item!r} (e.g. --config prompt=v2)")
+        try:
+            config[key.strip()] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            config[key.strip()] = value
+    return config
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from evaldelta.cli._options import mapping_from
+    from evaldelta.io import load
+
+    config = parse_config(args.config)
+    run = load(
+        args.file,
+        format=args.input_format,
+        keep_text=not args.no_text,
+        extra_fields=tuple(args.keep_field),
+        mapping=mapping_from(args),
+    )
+    with _open(args, create=True) as store:
+        ids = store.import_run(
+            run, name=args.name, target=args.target, config=config, notes=args.notes
+        )
+        stored = [store.info(rid) for rid in ids]
+    if args.json:
+        _print_json([s.to_dict() for s in stored])
+    else:
+        lines = [
+            f"Stored run {s.id}: {_show(s.name)} ({s.cases:,} cases, {s.records:,} records)"
+            for s in stored
+        ]
+        write_output("\n".join(lines) + "\n", None)
+    return EXIT_OK
+
+
+def run_list(args: argparse.Namespace) -> int:
+    path = store_path(args)
+    if not os.path.exists(path):
+        if args.json:
+            _print_json([])
+        else:
+            write_output(
+                f"No runs stored in {path} yet; store one with `evaldelta runs import FILE`.\n",
+                None,
+            )
+        return EXIT_OK
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, got {args.limit}")
+    with _open(args) as store:
+        runs = store.list_runs(args.name, limit=args.limit)
+    if args.json:
+        _print_json([r.to_dict() for r in runs])
+        return EXIT_OK
+    if not runs:
+        which = f" named {args.name!r}" if args.name else ""
+        write_output(f"No runs{which} in {path}.\n", None)
+        return EXIT_OK
+    write_output(_list_table(runs), None)
+    return EXIT_OK
+
+
+def _list_table(runs: list[StoredRun]) -> str:
+    from evaldelta.report._text import ljust, width
+
+    header = ("ID", "Name", "Created (UTC)", "Status", "Cases", "Records", "Source")
+    rows = [
+        (
+            str(r.id),
+            _show(r.name),
+            r.created_at.replace("T", " ").removesuffix("Z")[:16],
+            r.status,
+            f"{r.cases:,}",
+            f"{r.records:,}",
+            f"{_show(os.path.basename(r.source))} ({r.format})",
+        )
+        for r in runs
+    ]
+    widths = [max(width(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    right = {0, 4, 5}
+
+    def line(cells: tuple[str, ...]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            pad = widths[i] - width(cell)
+            last = i == len(cells) - 1
+            out.append(
+                " " * pad + cell if i in right else (cell if last else ljust(cell, widths[i]))
+            )
+        return "  " + "  ".join(out)
+
+    rule = tuple("-" * w for w in widths)
+    return "\n".join([line(header), line(rule), *(line(row) for row in rows)]) + "\n"
+
+
+def summarise(run: Run, pass_threshold: float = 0.5) -> list[dict[str, Any]]:
+    """Per target: cases, attempts, pass rate, mean score, latency, cost, errors,
+    figured as ``compare`` figures them (means over cases, infrastructure failures
+    left out)."""
+    import numpy as np
+
+    from evaldelta.pairing.cases import case_matrix
+
+    out = []
+    for code, target in enumerate(run.targets):
+        c = case_matrix(run, [code], pass_threshold=pass_threshold).column(0, label=str(target))
+        own = run.target_index == code
+        cost = run.cost_usd[own]
+        with np.errstate(invalid="ignore"):
+            out.append(
+                {
+                    "target": target,
+                    "cases": len(c),
+                    "attempts": c.records,
+                    "attempts_per_case": sorted({int(a) for a in np.unique(c.attempts)}),
+                    "errors": int(c.errors.sum()),
+                    "infrastructure_failures": int(c.infra.sum()),
+                    "pass_rate": _nanmean(c.pass_rate),
+                    "mean_score": _nanmean(c.score),
+                    "latency_ms": _nanmean(c.latency_ms),
+                    "cost_usd": (None if np.isnan(cost).all() else float(np.nansum(cost))),
+                    "safety_failures": int(c.safety.sum()),
+                }
+            )
+    return out
+
+
+def _nanmean(values: Any) -> float | None:
+    import numpy as np
+
+    ok = values[~np.isnan(values)]
+    return float(ok.mean()) if len(ok) else None
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        info = store.info(args.ref)
+        run = store.get_run(info.id, keep_text=False)
+    figures = summarise(run, args.pass_threshold)
+    if args.json:
+        _print_json({**info.to_dict(), "summary": figures})
+        return EXIT_OK
+    write_output(_show_text(info, figures), None)
+    return EXIT_OK
+
+
+def _show_text(info: StoredRun, figures: list[dict[str, Any]]) -> str:
+    from evaldelta.report._text import ljust, ms, usd, width
+
+    def fmt_config(config: dict[str, Any]) -> str:
+        import msgspec
+
+        if not config:
+            return "(none)"
+        return ", ".join(
+            f"{k}={v if isinstance(v, str) else msgspec.json.encode(v).decode()}"
+            for k, v in config.items()
+        )
+
+    facts = [
+        ("Created", info.created_at.replace("T", " ").replace("Z", " UTC")),
+        ("Ran", f"{info.started_at or '?'} -> {info.finished_at or '?'}")
+        if info.started_at or info.finished_at
+        else None,
+        ("Status", info.status),
+        ("Source", f"{_show(info.source)} ({info.format})"),
+        ("Dataset", f"{info.dataset_hash[:12]} ({info.cases:,} cases, {info.records:,} records)"),
+        ("Config", _show(fmt_config(info.config))),
+        ("Notes", _show(info.notes)) if info.notes else None,
+    ]
+    lines = [f"Run {info.id}: {_show(info.name)}", ""]
+    lines += [f"  {label + ':':<10}{value}" for label, value in filter(None, facts)]
+    lines.append("")
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x * 100:.1f}%"
+
+    def attempts(f: dict[str, Any]) -> str:
+        per = f["attempts_per_case"]
+        each = str(per[0]) if len(per) == 1 else f"{per[0]}-{per[-1]}"
+        return f"{f['attempts']:,} ({each} per case)"
+
+    header = ("Target", "Cases", "Attempts", "Pass rate", "Mean score", "Latency", "Cost", "Errors")
+    rows = [
+        (
+            _show(f["target"] if f["target"] is not None else "(no target)"),
+            f"{f['cases']:,}",
+            attempts(f),
+            pct(f["pass_rate"]),
+            "n/a" if f["mean_score"] is None else f"{f['mean_score']:.3f}",
+            "n/a" if f["latency_ms"] is None else ms(f["latency_ms"]),
+            "n/a" if f["cost_usd"] is None else usd(f["cost_usd"]),
+            f"{f['errors']:,}",
+        )
+        for f in figures
+    ]
+    widths = [max(width(r[i]) for r in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        parts = [ljust(cells[0], widths[0])]
+        parts += [" " * (widths[i] - width(c)) + c for i, c in enumerate(cells) if i]
+        return "  " + "  ".join(parts)
+
+    lines += [line(header), line(tuple("-" * w for w in widths)), *(line(r) for r in rows)]
+    lines.append("")
+    lines.append(
+        "Pass rate and mean score are means over cases; latency is per case, excluding "
+        "waits; cost is the total."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        ids = [store.resolve(ref) for ref in args.refs]  # all found, or none deleted
+        gone = [store.delete_run(rid) for rid in dict.fromkeys(ids)]
+    write_output("".join(f"Deleted run {s.id}: {_show(s.name)}\n" for s in gone), None)
+    return EXIT_OK
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        before = store.info(args.ref)
+        after = store.rename_run(before.id, args.name)
+    write_output(f"Renamed run {after.id}: {_show(before.name)} -> {_show(after.name)}\n", None)
+    return EXIT_OK
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from evaldelta.store import export_jsonl
+
+    with _open(args) as store:
+        run = store.get_run(args.ref, keep_text=True)
+    if args.output is None:
+        sys.stdout.flush()
+        export_jsonl(run, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return EXIT_OK
+    try:
+        with open(args.output, "wb") as fh:
+            export_jsonl(run, fh)
+    except OSError as exc:
+        raise InputError(f"{args.output}: cannot write the export ({exc.strerror or exc})") from exc
+    return EXIT_OK
+
+
+def _show(text: str | None) -> str:
+    from evaldelta.report._text import printable
+
+    return printable(text or "")
+
+
+def _print_json(data: Any) -> None:
+    import msgspec
+
+    write_output(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n", None)

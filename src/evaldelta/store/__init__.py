@@ -1,0 +1,36 @@
+"""The run store: evaluation runs kept in an embedded SQLite file, to name, list and
+compare later by id or by name.
+
+This package is the only place that imports :mod:`sqlite3`::
+
+    from evaldelta.store import open_store
+
+    store = open_store(".evaldelta/runs.db")
+    ids = store.import_run(evaldelta.load("results.jsonl"), name="before")
+    run = store.get_run("before")       # the latest run of that name, as a Run
+    evaldelta.compare(store.get_run(1), store.get_run(2))
+"""
+
+from __future__ import annotations
+
+from evaldelta.store.export import export_jsonl
+from evaldelta.store.runstore import (
+    DEFAULT_STORE,
+    RunStore,
+    StoredRun,
+    dataset_hash,
+    default_name,
+    open_store,
+)
+from evaldelta.store.schema import SCHEMA_VERSION
+
+__all__ = [
+    "DEFAULT_STORE",
+    "SCHEMA_VERSION",
+    "RunStore",
+    "StoredRun",
+    "dataset_hash",
+    "default_name",
+    "export_jsonl",
+    "open_store",
+]

@@ -1,0 +1,132 @@
+"""A run written back as JSON Lines that :func:`evaldelta.load` reads into the same records.
+
+One line per record, in the run's order, with the fields the JSONL reader reads.
+The run's own facts ride on the records, as the reader expects them: ``config`` and
+``run_status`` on the first record, the start and end times as the ``timestamp`` of
+the first and the last record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import IO, Any
+
+from evaldelta.model import Run
+
+__all__ = ["export_jsonl", "jsonl_lines"]
+
+#: Records encoded at a time: bounded memory whatever the size of the run.
+BATCH = 10_000
+
+#: Fields a record line already uses; an extra field of the same name is left out.
+_RESERVED = frozenset(
+    {
+        "test_id",
+        "target",
+        "attempt",
+        "score",
+        "passed",
+        "scores",
+        "latency_ms",
+        "wait_ms",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "error",
+        "error_kind",
+        "safety_failure",
+        "category",
+        "tags",
+        "input",
+        "output",
+        "expected",
+        "metadata",
+        "config",
+        "run_status",
+        "timestamp",
+    }
+)
+
+
+def _record_dicts(run: Run, start: int, stop: int) -> list[dict[str, Any]]:
+    """The JSON objects of records ``start`` to ``stop``, built from the columns."""
+    test_ids, targets, categories = run.test_ids, run.targets, run.categories
+    sl = slice(start, stop)
+    tests = run.test_index[sl].tolist()
+    target_codes = run.target_index[sl].tolist()
+    attempts = run.attempt[sl].tolist()
+    scores = run.score[sl].tolist()
+    passed = run.passed[sl].tolist()
+    cats = run.category_index[sl].tolist()
+    safety = run.safety_failure[sl].tolist()
+    optional = {
+        name: getattr(run, name)[sl].tolist()
+        for name in ("latency_ms", "wait_ms", "input_tokens", "output_tokens", "cost_usd")
+    }
+    scorers = {name: col[sl].tolist() for name, col in run.scorer_scores.items()}
+    texts = run.texts or {}
+    extra = {k: v for k, v in run.extra.items() if k not in _RESERVED}
+    out: list[dict[str, Any]] = []
+    for j in range(stop - start):
+        i = start + j
+        rec: dict[str, Any] = {"test_id": test_ids[tests[j]]}
+        target = targets[target_codes[j]]
+        if target is not None:
+            rec["target"] = target
+        rec["attempt"] = attempts[j]
+        rec["score"] = scores[j]
+        if passed[j] >= 0:
+            rec["passed"] = bool(passed[j])
+        by_scorer = {n: col[j] for n, col in scorers.items() if not math.isnan(col[j])}
+        if by_scorer:
+            rec["scores"] = by_scorer
+        for name, col in optional.items():
+            if not math.isnan(col[j]):
+                rec[name] = col[j]
+        if i in run.errors:
+            rec["error"] = run.errors[i]
+        if i in run.error_kinds:
+            rec["error_kind"] = run.error_kinds[i]
+        if safety[j]:
+            rec["safety_failure"] = True
+        if cats[j] >= 0:
+            rec["category"] = categories[cats[j]]
+        if i in run.tags:
+            rec["tags"] = list(run.tags[i])
+        for name, values in texts.items():
+            if values[i] is not None:
+                rec[name] = values[i]
+        for name, values in extra.items():
+            if values[i] is not None:
+                rec[name] = values[i]
+        out.append(rec)
+    return out
+
+
+def jsonl_lines(run: Run) -> Iterator[bytes]:
+    """The run as JSON Lines, a batch of lines at a time."""
+    import msgspec
+
+    encoder = msgspec.json.Encoder()
+    n = len(run)
+    for start in range(0, n, BATCH):
+        stop = min(start + BATCH, n)
+        batch = _record_dicts(run, start, stop)
+        if start == 0:
+            if run.config:
+                batch[0]["config"] = run.config
+            if run.status != "complete":
+                batch[0]["run_status"] = run.status
+            if run.started_at is not None:
+                batch[0]["timestamp"] = run.started_at
+        if stop == n and run.finished_at is not None and (n > 1 or run.started_at is None):
+            batch[-1]["timestamp"] = run.finished_at
+        yield encoder.encode_lines(batch)
+
+
+def export_jsonl(run: Run, out: IO[bytes]) -> int:
+    """Write ``run`` to ``out`` as JSON Lines; returns the number of records written."""
+    for lines in jsonl_lines(run):
+        out.write(lines)
+    return len(run)

@@ -1,0 +1,200 @@
+"""The HTML report as text: self-contained, data escaped, the JSON it carries intact.
+(tests/browser/ opens it in a real browser.)"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import re
+from typing import Any
+
+import pytest
+
+from evaldelta.api import compare, compare_matrix
+from evaldelta.io import load
+from evaldelta.model import Record, Run
+from evaldelta.pairing.pairwise import Comparison
+from evaldelta.report._html_assets import SCRIPT
+from evaldelta.report.html import render_html, script_json
+from evaldelta.report.json import render_json
+from tests.conftest import EXAMPLE, FIXTURES, REPO
+
+AGENT = REPO / "examples" / "agent-versions"
+COMBINED = EXAMPLE / "fixtures" / "combined-results.jsonl"
+HOSTILE = [
+    "<script>window.__xss = 1</script>",
+    '"><img src=x onerror="window.__xss = 2">',
+    "</script><script>window.__xss = 3</script>",
+    "<!-- <script>",
+    "\u2028\u2029&amp;",
+]
+
+
+def payload(page: str) -> dict[str, Any]:
+    """The JSON the page carries."""
+    found = re.search(
+        r'<script type="application/json" id="evaldelta-data">(.*?)</script>', page, re.S
+    )
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_script_json_cannot_end_its_element() -> None:
+    data = {"a": "</script><script>alert(1)</script>", "b": "<!--", "c": "x\u2028y\u2029&"}
+    text = script_json(data)
+    assert "<" not in text
+    assert ">" not in text
+    assert "&" not in text
+    assert "\u2028" not in text
+    assert "\u2029" not in text
+    assert json.loads(text) == data
+
+
+def test_script_json_writes_non_finite_numbers_as_null() -> None:
+    assert json.loads(script_json({"x": float("nan"), "y": [float("inf"), 1.5]})) == {
+        "x": None,
+        "y": [None, 1.5],
+    }
+
+
+def test_script_json_escapes_lone_surrogates() -> None:
+    text = script_json({"x": "a\ud800b"})
+    text.encode("utf-8")  # no lone surrogate left to fail the file's encoding
+    assert "\\ud800" in text
+
+
+def test_page_is_self_contained() -> None:
+    page = render_html(compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"))
+    assert page.startswith("<!DOCTYPE html>")
+    # No address to fetch: the only URLs are the SVG namespace and an empty data: icon.
+    urls = set(re.findall(r"[a-z]+://[^\s\"'<>)]*", page))
+    assert urls <= {"http://www.w3.org/2000/svg"}
+    assert re.findall(r"\b(?:src|href)\s*=", page) == ["href="]
+    assert '<link rel="icon" href="data:,">' in page
+    assert page.count("<script") == 2
+    assert page.count("<style>") == 1
+
+
+def test_content_security_policy_allows_only_our_script() -> None:
+    page = render_html(compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"))
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page
+    assert "default-src 'none'" in page
+    assert f"<script>{SCRIPT}</script>" in page
+
+
+def test_script_never_parses_data_as_html() -> None:
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in SCRIPT
+    assert "</" not in SCRIPT  # nothing in it could end its own element
+
+
+def test_page_carries_the_json_result() -> None:
+    c = compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
+    data = payload(render_html(c))
+    assert data["result"] == json.loads(render_json(c))
+    assert data["kind"] == "pairwise"
+    assert data["comparisons"][0]["verdict"] == "Inconclusive"
+    assert data["comparisons"][0]["figures"][0] == [
+        "Mean score",
+        "0.817",
+        "0.817",
+        "+0.0 points",
+        "[-15.0, +20.0]",
+    ]
+    assert data["has_texts"] is False
+
+
+def test_texts_and_categories_come_from_the_runs() -> None:
+    before, after = AGENT / "before.jsonl", AGENT / "after.jsonl"
+    runs = (load(before, keep_text=True), load(after, keep_text=True))
+    data = payload(render_html(compare(*runs), runs=runs))
+    cases = data["cases"]
+    assert cases["test_ids"][0] == "long_chain-00"
+    assert cases["category"][:3] == ["long_chain", "no_tool", "retrieval"]
+    assert cases["input"][0] == "Customer question #0 (long chain)"
+    assert data["has_texts"] is True
+    forest = data["forest"]
+    assert [r["label"] for r in forest["rows"]] == ["Mean score", "Pass rate"]
+    assert forest["rows"][0]["estimate"] == pytest.approx(7.2222, abs=1e-3)
+    assert forest["unit"] == "points"
+    assert [r["target"] for r in data["rates"]] == ["Baseline", "Candidate"]
+
+
+def test_matrix_page_maps_each_comparison_to_matrix_rows() -> None:
+    run = load(COMBINED, keep_text=True)
+    m = compare_matrix(run, baseline="gpt-4.1")
+    data = payload(render_html(m, runs=(run,)))
+    assert data["kind"] == "matrix"
+    assert data["targets"] == ["gemini-3-flash-preview", "gpt-4.1", "gpt-5-mini"]
+    assert data["heatmap"]["baseline"] == 1
+    assert data["cases"]["scores"][0] == [0.9, 0.85, 0.95]
+    outputs = data["cases"]["outputs"]
+    assert outputs[1][0] == "Hi there. What can I do for you?"
+    assert [c["columns"] for c in data["comparisons"]] == [[1, 0], [1, 2]]
+    assert data["comparisons"][0]["rows"] == [0, 1, 2]
+    assert [r["label"] for r in data["forest"]["rows"]] == [
+        "gpt-4.1 → gemini-3-flash-preview",
+        "gpt-4.1 → gpt-5-mini",
+    ]
+    assert [r["baseline"] for r in data["rates"]] == [False, True, False]
+
+
+def test_heat_map_keeps_the_tests_that_differ_most() -> None:
+    records = [
+        Record(f"q{i:03d}", score=1.0 if (t == "b" and i % 10 == 0) else 0.5, target=t)
+        for i in range(200)
+        for t in ("a", "b")
+    ]
+    data = payload(render_html(compare_matrix(Run.from_records(records), baseline="a")))
+    rows = data["heatmap"]["rows"]
+    assert len(rows) == 60
+    assert data["heatmap"]["total"] == 200
+    assert set(range(0, 200, 10)) <= set(rows)
+    assert rows == sorted(rows)
+
+
+def test_long_texts_are_cut() -> None:
+    run = Run.from_records(
+        [Record("q", 1.0, target="a", output="x" * 50), Record("q", 0.0, target="b")]
+    )
+    c = compare(run, run, baseline_target="a", candidate_target="b")
+    data = payload(render_html(c, runs=(run,), max_text=10))
+    assert data["cases"]["outputs"][0][0] == "x" * 10 + "\n… (cut: 50 characters in all)"
+
+
+def test_hostile_text_stays_text() -> None:
+    records = []
+    base, cand = "base" + HOSTILE[0], "cand" + HOSTILE[1]
+    for k, bad in enumerate(HOSTILE):
+        for target, score in ((base, 1.0), (cand, 0.0)):
+            records.append(
+                Record(
+                    f"id{k}{bad}",
+                    score,
+                    target=target,
+                    category="cat" + bad,
+                    input="in" + bad,
+                    output="out" + bad,
+                    expected="exp" + bad,
+                )
+            )
+    run = Run.from_records(records)
+    for result in (
+        compare(run, run, baseline_target=base, candidate_target=cand),
+        compare_matrix(run),
+    ):
+        page = render_html(result, runs=(run,), title="report " + HOSTILE[1])
+        assert page.count("<script") == 2
+        assert page.count("</script>") == 2
+        assert "<img" not in page
+        assert "<!-- <script>" not in page
+        assert f"<h1>{html.escape('report ' + HOSTILE[1])}</h1>" in page
+        if isinstance(result, Comparison):  # its header names both sides
+            assert f"<strong>{html.escape(base)}</strong>" in page
+        data = payload(page)
+        assert data["cases"]["test_ids"][0] == "id0" + HOSTILE[0]
+        assert data["cases"]["input"][1] == "in" + HOSTILE[1]

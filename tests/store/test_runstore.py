@@ -1,0 +1,343 @@
+"""The run store's API: a run stored and read back is the same run; references, lists,
+renames and deletions; an import that fails halfway leaves nothing behind."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import evaldelta
+from evaldelta.errors import PairingError, StoreError
+from evaldelta.model import Run
+from evaldelta.store import RunStore, codec, dataset_hash, default_name, open_store
+from tests.conftest import FIXTURES
+from tests.store.conftest import synthetic_run
+
+#: Every fixture evaldelta reads without options (zstd .eval logs need inspect_ai).
+FIXTURE_FILES = sorted(
+    p.relative_to(FIXTURES).as_posix()
+    for p in FIXTURES.rglob("*")
+    if p.is_file() and p.suffix != ".md" and p.name not in ("mapped.csv",) and "zstd" not in p.name
+)
+
+
+def same_run(a: Run, b: Run) -> None:
+    """``b`` holds what ``a`` holds: records, and the facts fairness checks read."""
+    assert b.records() == a.records()
+    assert (b.status, b.config, b.started_at, b.finished_at, b.format) == (
+        a.status,
+        a.config,
+        a.started_at,
+        a.finished_at,
+        a.format,
+    )
+    assert b.input_hash.tolist() == a.input_hash.tolist()
+    assert (b.test_ids, b.targets, b.categories, b.scorers) == (
+        a.test_ids,
+        a.targets,
+        a.categories,
+        a.scorers,
+    )
+    assert b.extra == a.extra
+    assert b.texts == a.texts
+    for name in Run.__slots__:
+        value = getattr(b, name)
+        if isinstance(value, np.ndarray):
+            assert value.dtype == getattr(a, name).dtype, name
+
+
+def test_every_fixture_format_round_trips() -> None:
+    assert len(FIXTURE_FILES) >= 30
+    formats = set()
+    with open_store(":memory:") as store:
+        for rel in FIXTURE_FILES:
+            run = evaldelta.load(FIXTURES / rel, keep_text=True)
+            formats.add(run.format)
+            back = store.get_run(store.add_run(run, name="r"), keep_text=True)
+            same_run(run, back)
+    assert formats == {
+        "jsonl",
+        "csv",
+        "deepeval",
+        "inspect",
+        "lm-eval",
+        "openai-evals",
+        "promptfoo",
+    }
+
+
+@pytest.mark.parametrize("rel", ["csv/mapped.csv", "lm_eval/SYNTHETIC_model_A"])
+def test_mapped_files_and_run_folders_round_trip(rel: str, store: RunStore) -> None:
+    mapping = (
+        {"test_id": "question_id", "target": "model", "score": "correct", "category": "difficulty"}
+        if rel.endswith(".csv")
+        else None
+    )
+    run = evaldelta.load(FIXTURES / rel, mapping=mapping)
+    same_run(run, store.get_run(store.add_run(run)))
+
+
+def test_without_text_and_with_extra_fields(store: RunStore) -> None:
+    run = evaldelta.load(FIXTURES / "combined-results.jsonl", extra_fields=("timestamp",))
+    rid = store.add_run(run)
+    back = store.get_run(rid, keep_text=False)
+    assert back.texts is None
+    assert back.extra == run.extra
+    assert run.extra["timestamp"][0] is not None
+    without = evaldelta.load(FIXTURES / "combined-results.jsonl", keep_text=False)
+    assert back.records() == without.records()
+
+
+def test_big_run_in_many_chunks(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks are cut by record count, and a too-big chunk of text is split in two."""
+    monkeypatch.setattr(codec, "NUMERIC_CHUNK", 1000)
+    monkeypatch.setattr(codec, "OBJECT_CHUNK", 512)
+    monkeypatch.setattr(codec, "MAX_BLOB", 2000)
+    run = synthetic_run(1500, attempts=2)
+    texts = {"input": [f"question {i // 2}" * 5 for i in range(len(run))]}
+    object.__setattr__(run, "texts", texts)
+    rid = store.add_run(run)
+    chunks = dict(
+        store._conn.execute(
+            "SELECT name, count(*) FROM record_columns WHERE run = ? GROUP BY name", (rid,)
+        ).fetchall()
+    )
+    assert chunks["score"] == 3
+    assert chunks["text:input"] > 6  # 512 records of ~50 bytes exceed 2,000 bytes
+    same_run(run, store.get_run(rid))
+
+
+def test_facts_kept_with_the_run(store: RunStore) -> None:
+    run = synthetic_run(20)
+    rid = store.add_run(run, name="before", config={"prompt": "v1"}, notes="first try")
+    info = store.info(rid)
+    assert (info.id, info.name, info.status, info.format, info.notes) == (
+        1,
+        "before",
+        "complete",
+        "jsonl",
+        "first try",
+    )
+    assert info.config == {"model": "m", "temperature": 0.2, "prompt": "v1"}
+    assert (info.records, info.cases, info.targets) == (20, 20, ["model-0"])
+    assert (info.started_at, info.finished_at) == ("2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z")
+    assert info.created_at.endswith("Z")
+    assert len(info.created_at) == 20
+    back = store.get_run("before")
+    assert back.config == info.config
+    assert back.source == "before (run 1)"
+
+
+def test_config_given_wins_over_the_declared_one(store: RunStore) -> None:
+    rid = store.add_run(synthetic_run(3), config={"temperature": 0.7})
+    assert store.get_run(rid).config == {"model": "m", "temperature": 0.7}
+
+
+def test_dataset_hash_agrees_with_compare(store: RunStore) -> None:
+    run = evaldelta.load(FIXTURES / "baseline.jsonl")
+    rid = store.add_run(run)
+    c = evaldelta.compare(run, evaldelta.load(FIXTURES / "candidate.jsonl"))
+    assert c.analysis is not None
+    shown = c.analysis.dataset.baseline_hash
+    assert store.info(rid).dataset_hash[: len(shown)] == shown
+    assert dataset_hash(run) == store.info(rid).dataset_hash
+    # Same questions, same hash; another input, another hash.
+    edited = Run.from_columns(
+        source="x", format="jsonl", test_id=["a"], score=[1.0], input_hash=[5]
+    )
+    assert dataset_hash(edited) != dataset_hash(
+        Run.from_columns(source="y", format="jsonl", test_id=["a"], score=[0.0], input_hash=[6])
+    )
+
+
+def test_interrupted_run_stays_interrupted(store: RunStore) -> None:
+    run = evaldelta.load(FIXTURES / "openai_evals" / "oaieval-interrupted.jsonl")
+    assert run.status == "interrupted"
+    assert store.get_run(store.add_run(run)).status == "interrupted"
+
+
+# -- import_run: one stored run per target --------------------------------------------
+
+
+def test_import_splits_targets(store: RunStore) -> None:
+    run = evaldelta.load(FIXTURES / "combined-results.jsonl")
+    ids = store.import_run(run, name="bench")
+    assert [store.info(i).name for i in ids] == [f"bench/{t}" for t in run.target_names]
+    for rid, target in zip(ids, run.target_names, strict=True):
+        same_run(run.select_target(target), store.get_run(rid))
+
+
+def test_import_one_target(store: RunStore) -> None:
+    run = evaldelta.load(FIXTURES / "combined-results.jsonl")
+    (rid,) = store.import_run(run, name="bench", target="gpt-4.1")
+    assert store.info(rid).name == "bench"
+    same_run(run.select_target("gpt-4.1"), store.get_run(rid))
+    with pytest.raises(PairingError, match="no records for target 'nope'"):
+        store.import_run(run, target="nope")
+
+
+def test_import_names_the_run_after_its_file(store: RunStore) -> None:
+    (rid,) = store.import_run(evaldelta.load(FIXTURES / "baseline.jsonl"))
+    assert store.info(rid).name == "baseline"
+    assert default_name("results/run.2.jsonl.gz") == "run.2"
+    assert default_name("logs/SYNTHETIC_model_A") == "SYNTHETIC_model_A"
+
+
+def test_import_refuses_a_mix_of_named_and_unnamed_targets(store: RunStore) -> None:
+    run = Run.from_columns(
+        source="mixed.jsonl", format="jsonl", test_id=["a", "a"], score=[1, 0], target=["x", None]
+    )
+    with pytest.raises(StoreError) as err:
+        store.import_run(run)
+    assert str(err.value) == (
+        "mixed.jsonl: some records name a target (x) and some do not; give every record "
+        "a target, or pick one with --target TARGET"
+    )
+    assert store.list_runs() == []
+
+
+# -- references, lists, renames, deletions --------------------------------------------
+
+
+def test_references(store: RunStore) -> None:
+    first = store.add_run(synthetic_run(3), name="main")
+    second = store.add_run(synthetic_run(4), name="main")
+    other = store.add_run(synthetic_run(5), name="pr-12")
+    assert store.resolve("main") == second  # the latest of that name
+    assert store.resolve(str(first)) == store.resolve(first) == first
+    assert store.resolve("pr-12") == other
+    assert store.find("nope") is None
+    path = store.path
+    with pytest.raises(StoreError) as err:
+        store.get_run(99)
+    assert str(err.value) == f"run 99 not found in {path}; list runs with `evaldelta runs list`"
+    with pytest.raises(StoreError) as err:
+        store.get_run("nope")
+    assert str(err.value) == f"no run named 'nope' in {path}; list runs with `evaldelta runs list`"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("", "a run's name cannot be empty; give one with --name NAME"),
+        (" ", "a run's name cannot be empty; give one with --name NAME"),
+        (
+            "42",
+            "a run cannot be named '42': a number refers to a run by id; "
+            "choose a name with a letter in it",
+        ),
+    ],
+)
+def test_bad_names(store: RunStore, name: str, message: str) -> None:
+    with pytest.raises(StoreError) as err:
+        store.add_run(synthetic_run(2), name=name)
+    assert str(err.value) == message
+    rid = store.add_run(synthetic_run(2), name="ok")
+    with pytest.raises(StoreError) as err:
+        store.rename_run(rid, name)
+    assert str(err.value) == message
+    assert [r.name for r in store.list_runs()] == ["ok"]
+
+
+def test_empty_run_is_refused(store: RunStore) -> None:
+    empty = Run.from_columns(source="empty.jsonl", format="jsonl", test_id=[], score=[])
+    with pytest.raises(
+        StoreError, match=r"^empty.jsonl: has no records; there is nothing to store$"
+    ):
+        store.add_run(empty)
+
+
+def test_list_newest_first_with_glob_and_limit(store: RunStore) -> None:
+    for name in ("main", "main", "pr-1", "pr-2"):
+        store.add_run(synthetic_run(2), name=name)
+    assert [(r.id, r.name) for r in store.list_runs()] == [
+        (4, "pr-2"),
+        (3, "pr-1"),
+        (2, "main"),
+        (1, "main"),
+    ]
+    assert [r.id for r in store.list_runs("pr-*")] == [4, 3]
+    assert [r.id for r in store.list_runs("main")] == [2, 1]
+    assert [r.id for r in store.list_runs(limit=2)] == [4, 3]
+    assert store.list_runs("nothing*") == []
+
+
+def test_rename(store: RunStore) -> None:
+    rid = store.add_run(synthetic_run(2), name="before")
+    assert store.rename_run("before", "baseline").name == "baseline"
+    assert store.resolve("baseline") == rid
+    assert store.find("before") is None
+
+
+def test_delete_takes_the_records_and_never_reuses_the_id(store: RunStore) -> None:
+    keep = store.add_run(synthetic_run(3), name="keep")
+    gone = store.add_run(synthetic_run(3), name="gone")
+    assert store.delete_run("gone").id == gone
+    count = store._conn.execute(
+        "SELECT count(*) FROM record_columns WHERE run = ?", (gone,)
+    ).fetchone()[0]
+    assert count == 0
+    assert [r.id for r in store.list_runs()] == [keep]
+    assert store.add_run(synthetic_run(3)) == gone + 1
+    with pytest.raises(StoreError, match="run 2 not found"):
+        store.delete_run(gone)
+
+
+# -- atomicity ------------------------------------------------------------------------
+
+
+def _raising_after(count: int) -> Any:
+    original = codec.encode_run
+
+    def encode(run: Run) -> Any:
+        for i, chunk in enumerate(original(run)):
+            if i == count:
+                raise RuntimeError("disk on fire")
+            yield chunk
+
+    return encode
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_an_import_that_fails_halfway_leaves_nothing(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
+) -> None:
+    kept = store.add_run(synthetic_run(10), name="kept")
+    original = codec.encode_run
+    calls = []
+
+    def encode(run: Run) -> Any:
+        calls.append(run)
+        for i, chunk in enumerate(original(run)):
+            if len(calls) == 2 and i == 8:
+                raise error("stop")
+            yield chunk
+
+    monkeypatch.setattr(codec, "encode_run", encode)
+    run = evaldelta.load(FIXTURES / "combined-results.jsonl")
+    with pytest.raises(error):
+        store.import_run(run, name="split")  # the first target is written, the second fails
+    monkeypatch.undo()
+
+    assert [r.id for r in store.list_runs()] == [kept]
+    rows = store._conn.execute("SELECT DISTINCT run FROM record_columns").fetchall()
+    assert rows == [(kept,)]
+    assert store.import_run(run, name="split") == [2, 3, 4]  # still usable
+
+
+def test_the_file_holds_no_partial_run_after_a_failed_import(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_store(store_path) as store:
+        monkeypatch.setattr(codec, "encode_run", _raising_after(5))
+        with pytest.raises(RuntimeError):
+            store.add_run(synthetic_run(10))
+    conn = sqlite3.connect(store_path)
+    assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM record_columns").fetchone()[0] == 0
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()

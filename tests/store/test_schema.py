@@ -1,0 +1,168 @@
+"""The store's schema: created on first use, migrated in order, refused when newer."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import evaldelta
+from evaldelta.errors import StoreError
+from evaldelta.store import SCHEMA_VERSION, RunStore, open_store
+from evaldelta.store.schema import MIGRATIONS, migrate, read_version
+from tests.conftest import FIXTURES
+
+STORE_V1 = Path(__file__).parent / "fixtures" / "store-v1.sql"
+
+
+def _version(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT version FROM schema_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _from_dump(path: Path, dump: Path = STORE_V1) -> Path:
+    conn = sqlite3.connect(path)
+    conn.executescript(dump.read_text(encoding="utf-8"))
+    conn.close()
+    return path
+
+
+def test_created_on_first_use(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "folder" / "runs.db"
+    with open_store(path) as store:
+        assert store.list_runs() == []
+    assert path.is_file()
+    assert _version(path) == SCHEMA_VERSION
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_not_created_when_only_reading(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with pytest.raises(StoreError) as err:
+        RunStore(path, create=False)
+    assert str(err.value) == (
+        f"no run store at {path}; store a run first with `evaldelta runs import FILE`, "
+        "or choose a store with --store PATH or EVALDELTA_STORE"
+    )
+    assert not path.exists()
+
+
+def test_opening_twice_migrates_once(store_path: Path) -> None:
+    open_store(store_path).close()
+    open_store(store_path).close()
+    conn = sqlite3.connect(store_path)
+    assert conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
+    conn.close()
+
+
+def test_foreign_keys_are_on(store: RunStore) -> None:
+    assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_store_from_schema_version_1_is_read(tmp_path: Path) -> None:
+    """A store written by schema version 1 (a dump kept as a fixture) opens, is brought
+    up to date, and gives back the runs it held."""
+    path = _from_dump(tmp_path / "old.db")
+    with open_store(path) as store:
+        runs = store.list_runs()
+        assert [(r.id, r.name, r.config) for r in runs] == [
+            (2, "after", {"prompt": "v2"}),
+            (1, "before", {"prompt": "v1"}),
+        ]
+        assert (
+            store.get_run("before").records()
+            == evaldelta.load(FIXTURES / "baseline.jsonl").records()
+        )
+        assert store.get_run(2).records() == evaldelta.load(FIXTURES / "candidate.jsonl").records()
+        assert store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="again") == 3
+    assert _version(path) == SCHEMA_VERSION
+
+
+def test_migrations_apply_in_order_and_keep_the_runs(tmp_path: Path) -> None:
+    """A later version is applied on top of an older store, once, without losing runs."""
+    path = _from_dump(tmp_path / "old.db")
+    later = (
+        *MIGRATIONS,
+        ("ALTER TABLE runs ADD COLUMN owner TEXT", "UPDATE runs SET owner = 'ci'"),
+        ("CREATE INDEX runs_by_owner ON runs (owner)",),
+    )
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert read_version(conn) == 1
+    assert migrate(conn, str(path), later) == len(later)
+    assert migrate(conn, str(path), later) == len(later)  # nothing left to do
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(len(later),)]
+    assert conn.execute("SELECT name, owner FROM runs ORDER BY id").fetchall() == [
+        ("before", "ci"),
+        ("after", "ci"),
+    ]
+    conn.close()
+
+
+def test_a_failed_migration_changes_nothing(tmp_path: Path) -> None:
+    path = _from_dump(tmp_path / "old.db")
+    broken = (*MIGRATIONS, ("ALTER TABLE runs ADD COLUMN owner TEXT", "THIS IS NOT SQL"))
+    conn = sqlite3.connect(path, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(conn, str(path), broken)
+    assert read_version(conn) == 1
+    assert "owner" not in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
+    conn.close()
+
+
+def test_newer_schema_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = _from_dump(tmp_path / "newer.db")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+
+    with pytest.raises(StoreError) as err:
+        open_store(path)
+    assert str(err.value) == (
+        f"{path}: written by a newer evaldelta (store schema version {SCHEMA_VERSION + 1}; "
+        f"this evaldelta knows up to {SCHEMA_VERSION}); upgrade evaldelta (pip install -U "
+        "evaldelta) to use it, or choose another store with --store PATH. "
+        "The store was not changed."
+    )
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists()
+
+
+def test_other_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (name TEXT)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as err:
+        open_store(path)
+    assert str(err.value) == (
+        f"{path}: is a SQLite database but not an evaldelta run store (it has no "
+        "schema_version table); choose another file with --store PATH"
+    )
+    assert path.read_bytes() == before
+
+
+def test_a_file_that_is_no_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"test_id": "a", "score": 1}\n' * 100, encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as err:
+        open_store(path)
+    assert str(err.value).startswith(f"{path}: not a run store evaldelta can read (")
+    assert str(err.value).endswith("); choose another file with --store PATH")
+    assert path.read_bytes() == before
+
+
+def test_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as err:
+        open_store(tmp_path)
+    assert str(err.value) == f"{tmp_path}: is a folder, not a run store; give the file's path"
