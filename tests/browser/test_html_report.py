@@ -4,6 +4,7 @@ and stays quick with 10,000 cases."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,14 @@ BEFORE = REPO / "examples" / "agent-versions" / "before.jsonl"
 AFTER = REPO / "examples" / "agent-versions" / "after.jsonl"
 COMBINED = EXAMPLE / "fixtures" / "combined-results.jsonl"
 CHARTS = ("#chart-heatmap", "#chart-rates", "#chart-forest", "#chart-deltas")
+
+
+def _docs_screenshot(page: Any, name: str) -> None:
+    """With EVALDELTA_DOCS_SCREENSHOTS=1, the README's screenshot under docs/ (the top of
+    the page, as a reader first sees it)."""
+    if os.environ.get("EVALDELTA_DOCS_SCREENSHOTS") == "1":
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(REPO / "docs" / name))
 
 
 def _write(tmp_path: Path, name: str, page: str) -> Path:
@@ -45,8 +54,11 @@ def _rows(page: Any) -> list[dict[str, str]]:
     return [dict(zip(heads, row, strict=True)) for row in cells]
 
 
-def test_pairwise_report(open_report: Any, tmp_path: Path) -> None:
-    runs = (load(BEFORE, keep_text=True), load(AFTER, keep_text=True))
+def test_pairwise_report(
+    open_report: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)  # the runs named as a user in the repository names them
+    runs = tuple(load(p.relative_to(REPO), keep_text=True) for p in (BEFORE, AFTER))
     path = _write(tmp_path, "report.html", render_html(compare(*runs), runs=runs))
     opened = open_report(path)
     page = opened.page
@@ -104,6 +116,8 @@ def test_pairwise_report(open_report: Any, tmp_path: Path) -> None:
 
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert (tmp_path / "report.png").stat().st_size > 10_000
+    page.click("#case-table tr.case-row >> nth=0")  # folded again, for the docs
+    _docs_screenshot(page, "html-report.png")
     _only_itself(opened, path)
 
 
@@ -192,7 +206,10 @@ def test_hostile_text_runs_nothing(open_report: Any, tmp_path: Path, kind: str) 
         assert json.dumps({"answer": bad}, indent=2, ensure_ascii=False) in texts
     assert page.title() == HOSTILE[1]
     assert page.inner_text("h1") == HOSTILE[1]
-    assert page.inner_text("#comparison h2") == f"{base} → {cand}"
+    if kind == "pairwise":  # the header names both runs
+        assert page.inner_text("header .sub") == f"Baseline {base} → candidate {cand}"
+    else:
+        assert page.inner_text("#comparison h2") == f"{base} → {cand}"
     page.select_option("#filter-category", f"cat {HOSTILE[2]}")
     assert [r["category"] for r in _rows(page)] == [f"cat {HOSTILE[2]}"]
 

@@ -946,7 +946,9 @@ SCRIPT = r"""
     ]);
   }
 
-  function comparisonSection(index) {
+  // overview: charts of the whole result, shown beside this comparison's own (a
+  // pairwise report, where the figures come first) or above the picker (a matrix)
+  function comparisonSection(index, overview) {
     const c = data.comparisons[index];
     const badge = VERDICT_CLASS[c.verdict] || "inconclusive";
     const moved = c.categories.length
@@ -956,8 +958,9 @@ SCRIPT = r"""
         ]
       : null;
     return el("div", { id: "comparison" }, [
-      el("h2", { text: c.baseline + " → " + c.candidate }),
-      c.verdict
+      // a pairwise report's header already names both runs and gives the verdict
+      overview ? null : el("h2", { text: c.baseline + " → " + c.candidate }),
+      c.verdict && !overview
         ? el("p", { class: "verdict" }, [
             el("span", { class: "badge " + badge, text: c.verdict }),
             " " + c.reason,
@@ -970,7 +973,7 @@ SCRIPT = r"""
       c.notes.map((note) => el("p", { class: "note", text: note })),
       el("p", { class: "note", text: c.summary }),
       moved,
-      el("div", { class: "charts" }, deltaHistogram(c)),
+      el("div", { class: "charts" }, [deltaHistogram(c)].concat(overview || [])),
       caseTable(c),
     ]);
   }
@@ -979,13 +982,15 @@ SCRIPT = r"""
 
   const app = document.getElementById("app");
   clear(app);
-  app.appendChild(
-    el("div", { class: "charts" }, [
-      data.heatmap.rows.length ? heatmap() : null,
-      data.rates.length ? rateBars() : null,
-      data.forest.rows.length ? forest() : null,
-    ])
-  );
+  const overview = [
+    data.forest.rows.length ? forest() : null,
+    data.rates.length ? rateBars() : null,
+    data.heatmap.rows.length ? heatmap() : null,
+  ];
+  // One comparison: its verdict and figures first, every chart after them. Several:
+  // the matrix's charts first, then the comparison picked.
+  const pairwise = data.kind === "pairwise";
+  if (!pairwise) app.appendChild(el("div", { class: "charts" }, overview));
   const holder = el("div");
   if (data.comparisons.length > 1) {
     const choose = (event) => {
@@ -1008,7 +1013,7 @@ SCRIPT = r"""
     );
   }
   app.appendChild(holder);
-  if (data.comparisons.length) holder.appendChild(comparisonSection(0));
+  if (data.comparisons.length) holder.appendChild(comparisonSection(0, pairwise ? overview : null));
   else holder.appendChild(el("p", { class: "note", text: "One target: nothing to compare." }));
   document.documentElement.setAttribute("data-ready", "true");
 })();
