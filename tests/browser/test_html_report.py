@@ -54,9 +54,7 @@ def _rows(page: Any) -> list[dict[str, str]]:
     return [dict(zip(heads, row, strict=True)) for row in cells]
 
 
-def test_pairwise_report(
-    open_report: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pairwise_report(open_report: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)  # the runs named as a user in the repository names them
     runs = tuple(load(p.relative_to(REPO), keep_text=True) for p in (BEFORE, AFTER))
     path = _write(tmp_path, "report.html", render_html(compare(*runs), runs=runs))
