@@ -13,7 +13,36 @@ import pytest
 SRC = Path(__file__).parent.parent / "src" / "evaldelta"
 
 #: Layers in the order data flows; a module may import only from its own layer or earlier ones.
-LAYERS = ["errors", "model", "io", "pairing", "stats", "analysis", "api", "report", "cli"]
+#: The store reads and writes runs (model) and keeps their figures (analysis.summary).
+#: The dashboard (serve) reads the store and renders with report; only cli starts it.
+LAYERS = [
+    "errors",
+    "model",
+    "io",
+    "pairing",
+    "stats",
+    "analysis",
+    "store",
+    "api",
+    "report",
+    "serve",
+    "cli",
+]
+
+#: The only imports that point up: convenience methods of the model's and the results'
+#: classes that hand over to a later layer, so that ``after.compare(before)``,
+#: ``to_pandas()`` and Jupyter's ``_repr_html_`` work on the objects themselves. Each
+#: imports inside the method (or for type hints only), never when its module loads:
+#: (module, method, imported module).
+FACADES = {
+    ("evaldelta.model", "compare", "evaldelta.api"),
+    ("evaldelta.model", "to_pandas", "evaldelta.report.frames"),
+    ("evaldelta.model", "", "evaldelta.pairing.pairwise"),  # Run.compare's return type
+    ("evaldelta.pairing.pairwise", "to_pandas", "evaldelta.report.frames"),
+    ("evaldelta.pairing.pairwise", "_repr_html_", "evaldelta.report.html"),
+    ("evaldelta.pairing.matrix", "to_pandas", "evaldelta.report.frames"),
+    ("evaldelta.pairing.matrix", "_repr_html_", "evaldelta.report.html"),
+}
 
 
 def _layer(module: str) -> str:
@@ -35,13 +64,33 @@ def _ids(value: object) -> str:
 
 
 def _imports(tree: ast.Module) -> list[str]:
-    names = []
-    for node in ast.walk(tree):
+    return [name for name, _ in _imports_with_place(tree)]
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and (node.test.id == "TYPE_CHECKING")
+    )
+
+
+def _imports_with_place(tree: ast.AST, place: str | None = None) -> list[tuple[str, str | None]]:
+    """Each import with where it is made: the name of the function it is made in, ""
+    for an ``if TYPE_CHECKING:`` block, ``None`` when the module makes it as it loads."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.iter_child_nodes(tree):
         if isinstance(node, ast.Import):
-            names.extend(a.name for a in node.names)
+            found.extend((a.name, place) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names.append(node.module)
-    return names
+            found.append((node.module, place))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.extend(_imports_with_place(node, node.name if place is None else place))
+        elif _is_type_checking(node) and place is None:
+            found.extend(_imports_with_place(node, ""))
+        else:
+            found.extend(_imports_with_place(node, place))
+    return found
 
 
 @pytest.mark.parametrize(("name", "tree"), _modules(), ids=_ids)
@@ -49,12 +98,38 @@ def test_imports_point_down(name: str, tree: ast.Module) -> None:
     own = _layer(name)
     if own not in LAYERS:  # the package root and __main__ may import anything
         return
-    for imported in _imports(tree):
+    for imported, place in _imports_with_place(tree):
         if not imported.startswith("evaldelta.") or _layer(imported) not in LAYERS:
             continue
-        assert LAYERS.index(_layer(imported)) <= LAYERS.index(own), (
-            f"{name} imports {imported}: imports must point down {LAYERS}"
+        if LAYERS.index(_layer(imported)) <= LAYERS.index(own):
+            continue
+        where = {None: "as it loads", "": "for type hints"}.get(place, f"in {place}()")
+        assert (name, place, imported) in FACADES, (
+            f"{name} imports {imported} {where}: imports must point down {LAYERS} "
+            "(or be one of the FACADES)"
         )
+
+
+def test_every_facade_is_there() -> None:
+    """The list of upward imports holds no stale entry."""
+    found = {
+        (name, place, imported)
+        for name, tree in _modules()
+        for imported, place in _imports_with_place(tree)
+        if place is not None
+    }
+    assert not FACADES - found, FACADES - found
+
+
+def test_a_facade_import_at_load_is_caught() -> None:
+    tree = ast.parse("from evaldelta.api import compare\n")
+    ((imported, place),) = _imports_with_place(tree)
+    assert (imported, place) == ("evaldelta.api", None)
+    nested = ast.parse(
+        "if TYPE_CHECKING:\n    from evaldelta.x import A\n"
+        "class Run:\n    def compare(self):\n        from evaldelta.api import compare\n"
+    )
+    assert _imports_with_place(nested) == [("evaldelta.x", ""), ("evaldelta.api", "compare")]
 
 
 @pytest.mark.parametrize(("name", "tree"), _modules(), ids=_ids)
@@ -96,6 +171,19 @@ def test_import_is_light() -> None:
 def test_help_loads_nothing_heavy() -> None:
     loaded = _loaded_after("from evaldelta.cli import build_parser\nbuild_parser().format_help()")
     assert not {"numpy", "msgspec", "rich"} & loaded
+
+
+def test_the_dashboard_starts_light() -> None:
+    """`evaldelta serve` listens before numpy is loaded: the first page that needs a
+    figure loads it."""
+    loaded = _loaded_after(
+        "from evaldelta.cli import build_parser\n"
+        "build_parser()\n"
+        "from evaldelta.serve import Dashboard, make_server\n"
+        "make_server(Dashboard('runs.db'), '127.0.0.1', 0).server_close()"
+    )
+    assert "http.server" in loaded
+    assert not {"numpy", "msgspec", "rich", "sqlite3"} & loaded
 
 
 def test_compare_loads_only_what_it_needs() -> None:

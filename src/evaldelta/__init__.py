@@ -8,6 +8,14 @@ Read evaluation results, pair cases across runs, and compare them::
     result = evaldelta.compare_matrix(run, baseline="gpt-4.1")
     result.to_dict()          # what `evaldelta compare --json` prints
 
+Keep runs in a store, and check the latest against the one before, scorer by scorer::
+
+    store = evaldelta.RunStore(".evaldelta/runs.db")
+    store.add_run(evaldelta.load("after.jsonl"), name="qa-eval")
+    latest, previous = store.list_runs("qa-eval", limit=2)
+    result = evaldelta.compare_runs(store, previous.id, latest.id)
+    result.regression.regressed
+
 Importing this package is cheap: numpy and the readers load on first use.
 """
 
@@ -23,17 +31,24 @@ __all__ = [
     "InputError",
     "MatchedCase",
     "MatrixComparison",
+    "MissingDependencyError",
     "PairingError",
     "ParseError",
     "Record",
     "Run",
+    "RunComparison",
+    "RunStore",
     "Settings",
+    "StoreError",
+    "StoredRun",
     "UnknownFormatError",
     "UsageError",
     "__version__",
     "compare",
     "compare_matrix",
+    "compare_runs",
     "load",
+    "open_store",
 ]
 
 _LAZY = {
@@ -41,6 +56,11 @@ _LAZY = {
     "Comparison": "evaldelta.pairing.pairwise",
     "MatchedCase": "evaldelta.pairing.pairwise",
     "compare_matrix": "evaldelta.api",
+    "compare_runs": "evaldelta.api",
+    "RunComparison": "evaldelta.analysis.scorers",
+    "RunStore": "evaldelta.store",
+    "StoredRun": "evaldelta.store",
+    "open_store": "evaldelta.store",
     "Settings": "evaldelta.analysis",
     "MatrixComparison": "evaldelta.pairing.matrix",
     "load": "evaldelta.io",
@@ -52,16 +72,21 @@ _LAZY = {
     "PairingError": "evaldelta.errors",
     "UnknownFormatError": "evaldelta.errors",
     "UsageError": "evaldelta.errors",
+    "StoreError": "evaldelta.errors",
+    "MissingDependencyError": "evaldelta.errors",
 }
 
 if TYPE_CHECKING:
     from evaldelta.analysis import Settings
-    from evaldelta.api import compare, compare_matrix
+    from evaldelta.analysis.scorers import RunComparison
+    from evaldelta.api import compare, compare_matrix, compare_runs
     from evaldelta.errors import (
         EvalDeltaError,
         InputError,
+        MissingDependencyError,
         PairingError,
         ParseError,
+        StoreError,
         UnknownFormatError,
         UsageError,
     )
@@ -69,6 +94,7 @@ if TYPE_CHECKING:
     from evaldelta.model import Record, Run
     from evaldelta.pairing.matrix import MatrixComparison
     from evaldelta.pairing.pairwise import Comparison, MatchedCase
+    from evaldelta.store import RunStore, StoredRun, open_store
 
 
 def __getattr__(name: str) -> Any:

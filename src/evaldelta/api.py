@@ -2,7 +2,8 @@
 
 ``evaldelta.compare`` and ``evaldelta.compare_matrix`` return results whose
 ``analysis`` holds every figure and the verdict; ``to_dict()`` of each is exactly
-what the command line prints with ``--json``.
+what the command line prints with ``--json``. ``evaldelta.compare_runs`` is the plain
+per-scorer regression check of two stored runs (no intervals, no verdict).
 """
 
 from __future__ import annotations
@@ -10,12 +11,20 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from evaldelta.analysis import Settings, analyze
+from evaldelta.analysis.scorers import (
+    DEFAULT_REGRESSION_THRESHOLD,
+    DEFAULT_TOLERANCE,
+    RunComparison,
+    check_options,
+    compare_scorers,
+)
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
-from evaldelta.pairing.cases import Cases, case_matrix, cases
-from evaldelta.pairing.matrix import MatrixComparison, build_matrix
+from evaldelta.pairing.cases import Cases, cases
+from evaldelta.pairing.matrix import MatrixComparison, build_matrix_and_cases
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
     Comparison,
@@ -24,9 +33,14 @@ from evaldelta.pairing.pairwise import (
     label_for,
 )
 
-__all__ = ["compare", "compare_matrix", "sample_ids"]
+if TYPE_CHECKING:
+    from evaldelta.store import RunStore
+
+__all__ = ["compare", "compare_matrix", "compare_runs", "sample_ids"]
 
 RunLike = Run | str | os.PathLike[str]
+#: A stored run: its id, or its name (the latest run of that name).
+RunRef = int | str
 
 
 def _settings(settings: Settings | None, threshold: float | None) -> Settings:
@@ -168,12 +182,12 @@ def compare_matrix(
     r = as_run(run, _extra(st))
     if scorer is not None:
         r = r.score_by(scorer)
-    m = build_matrix(r, targets, baseline, st.threshold, pass_threshold=st.pass_threshold)
+    m, columns = build_matrix_and_cases(
+        r, targets, baseline, st.threshold, pass_threshold=st.pass_threshold
+    )
     k = len(m.pairwise)
     bonferroni = baseline is not None and k > 1
     level = 1 - st.alpha / k if bonferroni else st.level
-    grid = case_matrix(r, [r.target_code(t) for t in m.targets], pass_threshold=st.pass_threshold)
-    columns = {t: grid.column(j, label=t) for j, t in enumerate(m.targets)}
     analysed = [
         replace(
             p,
@@ -191,6 +205,86 @@ def compare_matrix(
         for p in m.pairwise
     ]
     return replace(m, pairwise=analysed)
+
+
+def compare_runs(
+    store: RunStore | str | os.PathLike[str] | None,
+    baseline_ref: RunRef | Run,
+    candidate_ref: RunRef | Run,
+    tolerance: float = DEFAULT_TOLERANCE,
+    regression_threshold: float = DEFAULT_REGRESSION_THRESHOLD,
+    *,
+    baseline_target: str | None = None,
+    candidate_target: str | None = None,
+) -> RunComparison:
+    """Compare two stored runs scorer by scorer: the quick regression check for CI.
+
+    Cases are paired by test id. On each scorer both runs have (the overall score,
+    named ``score``, for runs without named scorers), a case whose delta is within
+    ``tolerance`` is unchanged; a scorer regresses when its mean delta is below
+    ``-regression_threshold``, and ``result.regression.regressed`` says whether any did.
+    See :mod:`evaldelta.analysis.scorers`; for intervals and a verdict, use
+    :func:`compare`.
+
+    Args:
+        store: a :class:`~evaldelta.store.RunStore`, or the path of one (opened for
+            the call, never created); ``None`` when both runs are given as runs.
+        baseline_ref, candidate_ref: run ids or names (a name is the latest run of
+            that name), or :class:`~evaldelta.model.Run` objects.
+        tolerance: largest absolute delta of a case that counts as unchanged.
+        regression_threshold: largest drop of a scorer's mean that is no regression.
+        baseline_target, candidate_target: which target of a run holding several.
+
+    Raises:
+        StoreError: no such run, or no store at the path.
+        PairingError: no case or no scorer in common.
+        UsageError: a negative tolerance or threshold, or a reference without a store.
+    """
+    check_options(tolerance, regression_threshold)
+    base_run, cand_run = _stored_runs(store, baseline_ref, candidate_ref)
+    same = base_run is cand_run
+    base = cases(base_run, baseline_target, label=label_for(base_run, baseline_target, same))
+    cand = cases(cand_run, candidate_target, label=label_for(cand_run, candidate_target, same))
+    warnings = [
+        f"the {side} run ({run.source}) was interrupted: its missing cases are not compared"
+        for side, run in (("baseline", base_run), ("candidate", cand_run))
+        if run.status != "complete" and not (same and side == "candidate")
+    ]
+    # compare_cases' own threshold (for wins and losses) plays no part here.
+    paired = compare_cases(base, cand, 0.0)
+    return compare_scorers(paired, tolerance, regression_threshold, warnings=warnings)
+
+
+def _stored_runs(
+    store: RunStore | str | os.PathLike[str] | None,
+    baseline: RunRef | Run,
+    candidate: RunRef | Run,
+) -> tuple[Run, Run]:
+    if isinstance(baseline, Run) and isinstance(candidate, Run):
+        return baseline, candidate
+    refs = [r for r in (baseline, candidate) if not isinstance(r, Run)]
+    if store is None:
+        raise UsageError(
+            f"run {refs[0]!r} is a reference to a stored run, but no store was given; "
+            "pass a RunStore (or its path) as the first argument, or pass Run objects"
+        )
+    from evaldelta.store import RunStore
+
+    opened = store if isinstance(store, RunStore) else RunStore(store, create=False)
+    try:
+        loaded = {}
+        for ref in refs:
+            key = (type(ref), ref)
+            if key not in loaded:
+                loaded[key] = opened.get_run(ref, keep_text=False)
+
+        def run_of(value: RunRef | Run) -> Run:
+            return value if isinstance(value, Run) else loaded[(type(value), value)]
+
+        return run_of(baseline), run_of(candidate)
+    finally:
+        if opened is not store:
+            opened.close()
 
 
 __all__ += ["DEFAULT_THRESHOLD", "Settings"]

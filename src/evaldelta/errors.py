@@ -9,7 +9,8 @@ wrong, where (``path:line`` when there is a line), and how to mend it::
     │   └── UnknownFormatError  a file no reader recognises
     ├── PairingError          runs that cannot be paired (no common cases, unknown target)
     ├── StoreError            a run store we cannot use (no such run, newer schema, locked)
-    └── UsageError            options that contradict each other
+    ├── UsageError            options that contradict each other
+    └── MissingDependencyError  an optional package a feature needs is not installed
 
 The CLI turns any of them into one line on stderr and exit code 2.
 """
@@ -54,3 +55,8 @@ class StoreError(EvalDeltaError):
 
 class UsageError(EvalDeltaError):
     """Options or arguments that do not fit together."""
+
+
+class MissingDependencyError(EvalDeltaError):
+    """An optional package that a feature needs (pandas for ``to_pandas()``) is not
+    installed; the message names the extra to install."""

@@ -12,9 +12,10 @@ for one.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from evaldelta.errors import InputError, PairingError
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     FloatArray = npt.NDArray[np.float64]
     IntArray = npt.NDArray[np.int64]
     BoolArray = npt.NDArray[np.bool_]
+
+    from evaldelta.pairing.pairwise import Comparison
 
 __all__ = ["TEXT_FIELDS", "Record", "Run"]
 
@@ -85,10 +88,22 @@ class Factorizer:
         import numpy as np
 
         index = self.index
-        for v in dict.fromkeys(values):
-            if v not in index:
-                index[v] = len(index)
-        return np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+        # Look every value up at C speed; only those not seen before take the Python
+        # loop, which numbers them in order of first appearance.
+        codes = list(map(index.get, values))
+        if None in codes:
+            i = codes.index(None)
+            try:
+                while True:
+                    v = values[i]
+                    code = index.get(v)
+                    if code is None:
+                        code = index[v] = len(index)
+                    codes[i] = code
+                    i = codes.index(None, i + 1)
+            except ValueError:  # no None left
+                pass
+        return np.array(codes, dtype=np.int64)
 
     def result(self, pieces: Sequence[IntArray]) -> Factorized:
         import numpy as np
@@ -127,13 +142,7 @@ def float_column(values: Sequence[float | None] | None, n: int) -> FloatArray:
         return np.full(n, np.nan)
     if isinstance(values, np.ndarray):
         return values.astype(np.float64, copy=False)
-    nones = values.count(None) if isinstance(values, list) else sum(v is None for v in values)
-    if nones == 0:
-        return np.asarray(values, dtype=np.float64)
-    if nones == n:
-        return np.full(n, np.nan)
-    nan = math.nan
-    return np.fromiter((nan if v is None else v for v in values), np.float64, n)
+    return np.asarray(values, dtype=np.float64)  # numpy reads None as NaN here
 
 
 class Run:
@@ -273,6 +282,8 @@ class Run:
                 return True
             if isinstance(values, Factorized):
                 return values.values == [None]
+            if isinstance(values, np.ndarray) and values.dtype.kind != "O":
+                return values.shape[0] == 0
             if isinstance(values, list):
                 return values.count(None) == n
             return all(v is None for v in values)
@@ -305,7 +316,11 @@ class Run:
             passed_col = np.full(n, -1, dtype=np.int64)
         else:
             assert passed is not None
-            passed_col = np.asarray([-1 if p is None else int(p) for p in passed], dtype=np.int64)
+            passed_col = (
+                passed.astype(np.int64, copy=False)
+                if _integral(passed)
+                else np.asarray([-1 if p is None else int(p) for p in passed], dtype=np.int64)
+            )
         error_map = dict(errors or {})
         is_error = np.zeros(n, dtype=np.bool_)
         if error_map:
@@ -315,9 +330,16 @@ class Run:
             attempt_col = occurrence_rank(test_index * max(len(targets), 1) + target_index)
         else:
             assert attempt is not None
-            given = np.asarray([0 if a is None else a for a in attempt], dtype=np.int64)
-            ranks = occurrence_rank(test_index * max(len(targets), 1) + target_index)
-            attempt_col = np.where(given > 0, given, ranks)
+            given = (
+                attempt.astype(np.int64, copy=False)
+                if _integral(attempt)
+                else np.asarray([0 if a is None else a for a in attempt], dtype=np.int64)
+            )
+            if bool((given > 0).all()):
+                attempt_col = given
+            else:
+                ranks = occurrence_rank(test_index * max(len(targets), 1) + target_index)
+                attempt_col = np.where(given > 0, given, ranks)
 
         return cls(
             source=source,
@@ -350,6 +372,8 @@ class Run:
             safety_failure=(
                 np.zeros(n, dtype=np.bool_)
                 if all_none(safety_failure)
+                else safety_failure.astype(np.bool_, copy=False)
+                if _integral(safety_failure)
                 else np.asarray([bool(f) for f in safety_failure or ()], dtype=np.bool_)
             ),
             errors=error_map,
@@ -600,10 +624,39 @@ class Run:
             lines=None if self.lines is None else self.lines[idx],
         )
 
+    # -- conveniences that hand over to later layers (imported when called) ---------
+
+    def compare(
+        self,
+        baseline: Run | str | os.PathLike[str],
+        threshold: float | None = None,
+        **options: Any,
+    ) -> Comparison:
+        """This run as the candidate against ``baseline``: ``after.compare(before)`` is
+        ``evaldelta.compare(before, after)``, keyword options passed through, and returns
+        the same :class:`~evaldelta.pairing.pairwise.Comparison`."""
+        from evaldelta.api import compare
+
+        return compare(baseline, self, threshold, **options)
+
+    def to_pandas(self) -> Any:
+        """The records as a pandas ``DataFrame``, one row per record (needs pandas:
+        ``pip install 'evaldelta[pandas]'``)."""
+        from evaldelta.report.frames import run_frame
+
+        return run_frame(self)
+
 
 #: Largest score magnitude accepted: far beyond any real metric, and small enough
 #: that sums and differences of a million scores stay finite.
 MAX_ABS_SCORE = 1e12
+
+
+def _integral(values: object) -> TypeGuard[IntArray | BoolArray]:
+    """Whether a column is a numpy array of integers or booleans (taken as it is)."""
+    import numpy as np
+
+    return isinstance(values, np.ndarray) and values.dtype.kind in "biu"
 
 
 def _checked_scores(score: Sequence[float], source: str, lines: IntArray | None) -> FloatArray:

@@ -104,3 +104,24 @@ def test_bad_settings() -> None:
         Settings(alpha=1.5)
     with pytest.raises(UsageError, match="resamples must be at least 100"):
         Settings(resamples=10)
+
+
+def test_bootstrap_where_affordable_else_the_normal_interval() -> None:
+    """Values on few levels get the bootstrap at any size (its multinomial shortcut costs
+    a draw per level per resample); values on many levels, over many cases, are
+    continuous for this purpose and get the normal interval, and say so."""
+    import numpy as np
+
+    from evaldelta.analysis.figures import BOOTSTRAP_BUDGET, MULTINOMIAL_BUDGET, mean_interval
+
+    settings = Settings()
+    n = BOOTSTRAP_BUDGET // settings.resamples + 1  # past the case-by-case budget
+    rng = np.random.default_rng(0)
+    coarse = rng.integers(-5, 6, n) / 5  # 11 levels: the score delta of 5 attempts
+    levels = MULTINOMIAL_BUDGET // settings.resamples + 1  # one level too many
+    fine = rng.integers(0, levels, n) / levels
+    assert mean_interval(coarse, settings, 0.95).method == "bootstrap"
+    assert mean_interval(fine, settings, 0.95).method == "normal"
+    assert mean_interval(fine, settings, 0.95, always_bootstrap=True).method == "bootstrap"
+    # A small sample is always bootstrapped, whatever its levels.
+    assert mean_interval(fine[:1000], settings, 0.95).method == "bootstrap"

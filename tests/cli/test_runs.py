@@ -95,18 +95,28 @@ def test_list(cli: Cli, two_runs: None, store: Path) -> None:
         "Status",
         "Cases",
         "Records",
+        "Pass",
+        "rate",
+        "Mean",
+        "score",
         "Source",
     ]
     assert lines[2].startswith("   2  after ")
-    assert lines[2].endswith("  complete      3        3  candidate.jsonl (jsonl)")
+    assert lines[2].endswith(
+        "  complete      3        3     100.0%       0.817  candidate.jsonl (jsonl)"
+    )
     assert lines[3].startswith("   1  before ")
-    assert lines[3].endswith("  complete      3        3  baseline.jsonl (jsonl)")
+    assert lines[3].endswith(
+        "  complete      3        3     100.0%       0.817  baseline.jsonl (jsonl)"
+    )
 
     listed = json.loads(ok(cli("runs", "list", "--json")).out)
     assert [(r["id"], r["name"], r["config"], r["notes"]) for r in listed] == [
         (2, "after", {"prompt": "v2"}, "new prompt"),
         (1, "before", {"prompt": "v1"}, None),
     ]
+    shown = json.loads(ok(cli("runs", "show", "after", "--json")).out)
+    assert listed[0]["summary"] == shown["summary"]
     assert listed[0]["source"] == str(CANDIDATE)
     assert [
         r["id"] for r in json.loads(ok(cli("runs", "list", "--name", "bef*", "--json")).out)
@@ -418,6 +428,36 @@ def test_runs_without_a_command(cli: Cli) -> None:
         "evaldelta: error: give a runs command: import, list, show, export, rename or rm\n"
     )
     assert ok(cli("runs", "--help")).out.startswith("usage: evaldelta runs")
+
+
+def test_list_of_a_store_from_schema_version_1(cli: Cli, store: Path) -> None:
+    """Runs stored by schema version 1 have no kept figures: listing them computes them
+    once (and keeps them), and shows the same as for runs stored now."""
+    from tests.store.test_schema import STORE_V1
+
+    store.parent.mkdir(parents=True)
+    conn = sqlite3.connect(store)
+    conn.executescript(STORE_V1.read_text(encoding="utf-8"))
+    conn.close()
+    old = ok(cli("runs", "list")).out.splitlines()
+    assert old[2].endswith("     100.0%       0.817  candidate.jsonl (jsonl)")
+    conn = sqlite3.connect(store)
+    assert conn.execute("SELECT run FROM run_summaries ORDER BY run").fetchall() == [(1,), (2,)]
+    conn.close()
+    assert ok(cli("runs", "list")).out.splitlines() == old
+    ok(cli("runs", "import", CANDIDATE, "--name", "again"))
+    new = ok(cli("runs", "list")).out.splitlines()
+    assert new[2].split()[4:] == old[2].split()[4:]
+
+
+def test_a_multi_target_run_lists_its_figures_over_all_targets(cli: Cli, store: Path) -> None:
+    """Means over targets weighted by cases: here 3 cases each, so the plain mean."""
+    with open_store(store) as s:
+        s.add_run(evaldelta.load(COMBINED), name="all")
+    (row,) = json.loads(ok(cli("runs", "list", "--json")).out)
+    scores = [f["mean_score"] for f in row["summary"]]
+    line = ok(cli("runs", "list")).out.splitlines()[2]
+    assert f"  {sum(scores) / 3:.3f}  " in line
 
 
 def test_a_run_stored_whole_keeps_its_targets(cli: Cli, store: Path) -> None:

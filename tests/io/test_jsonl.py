@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import math
+import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from evaldelta.errors import InputError, ParseError, UnknownFormatError
+from evaldelta.io import jsonl as jsonl_reader
 from evaldelta.io import load
-from tests.conftest import FIXTURES
+from evaldelta.model import Run
+from tests.conftest import FIXTURES, REPO
 
 Make = Callable[..., Path]
 
@@ -169,11 +175,12 @@ def test_directory_without_index(tmp_path: Path) -> None:
     assert "is a directory without a results index" in _error(tmp_path)
 
 
-def test_empty_file(jsonl: Make, tmp_path: Path) -> None:
+@pytest.mark.parametrize("keep_text", [True, False])
+def test_empty_file(jsonl: Make, tmp_path: Path, keep_text: bool) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text("\n  \n")
     with pytest.raises(ParseError) as info:
-        load(path)
+        load(path, keep_text=keep_text)
     assert (
         str(info.value)
         == f"{path}: is empty: no records to compare; check the eval wrote its results"
@@ -243,10 +250,13 @@ def test_empty_file(jsonl: Make, tmp_path: Path) -> None:
         ),
     ],
 )
-def test_bad_lines_are_named(jsonl: Make, lines: list[str], line: int, message: str) -> None:
+@pytest.mark.parametrize("keep_text", [True, False])  # the general path; the plain path first
+def test_bad_lines_are_named(
+    jsonl: Make, lines: list[str], line: int, message: str, keep_text: bool
+) -> None:
     path = jsonl("bad.jsonl", lines)
     with pytest.raises(ParseError) as info:
-        load(path)
+        load(path, keep_text=keep_text)
     assert (info.value.path, info.value.line, info.value.reason) == (str(path), line, message)
     assert str(info.value) == f"{path}:{line}: {message}"
 
@@ -300,10 +310,13 @@ def test_scores_are_floats(jsonl: Make) -> None:
         ),
     ],
 )
-def test_one_object_per_line(jsonl: Make, lines: list[str], line: int, message: str) -> None:
+@pytest.mark.parametrize("keep_text", [True, False])
+def test_one_object_per_line(
+    jsonl: Make, lines: list[str], line: int, message: str, keep_text: bool
+) -> None:
     path = jsonl("r.jsonl", lines)
     with pytest.raises(ParseError) as info:
-        load(path)
+        load(path, keep_text=keep_text)
     assert (info.value.line, info.value.reason) == (line, message)
 
 
@@ -321,8 +334,9 @@ def test_permission_denied(jsonl: Make, monkeypatch: pytest.MonkeyPatch) -> None
         load(path)
 
 
+@pytest.mark.parametrize("keep_text", [True, False])
 def test_chunked_reading_matches_one_piece(
-    jsonl: Make, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    jsonl: Make, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keep_text: bool
 ) -> None:
     """Big files are read in pieces; the pieces must join seamlessly."""
     rows: list[dict[str, object] | str] = []
@@ -340,14 +354,192 @@ def test_chunked_reading_matches_one_piece(
         if i % 13 == 0:
             rows.append("")
     path = jsonl("r.jsonl", rows)
-    whole = load(path)
+    whole = load(path, keep_text=keep_text)
     monkeypatch.setattr("evaldelta.io._source.CHUNK_SIZE", 200)
-    pieces = load(path)
+    pieces = load(path, keep_text=keep_text)
     assert pieces.records() == whole.records()
     assert pieces.status == whole.status == "interrupted"
     assert pieces.scorers == ["late"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(path.read_text() + '{"test_id": "x", "score": "high"}\n')
     with pytest.raises(ParseError) as info:
-        load(bad)
+        load(bad, keep_text=keep_text)
     assert info.value.line == len(path.read_text().splitlines()) + 1
+
+
+# -- the plain path: the common shape read fast, and exactly as the general path reads it --
+
+
+def _same_runs(fast: Run, general: Run) -> None:
+    """Every column of two runs equal (NaN equal to NaN)."""
+    for name in Run.__slots__:
+        a, b = getattr(fast, name), getattr(general, name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype, name
+            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+        elif name == "scorer_scores":
+            assert list(a) == list(b), name
+            for scorer in a:
+                assert np.array_equal(a[scorer], b[scorer], equal_nan=True), (name, scorer)
+        else:
+            assert a == b, name
+
+
+def _same_comparisons(fast: Run, general: Run, baseline: str, candidate: str) -> None:
+    """The same pairwise comparison and the same matrix, figure for figure (as JSON,
+    where NaN is null and so equal to itself)."""
+    from evaldelta import compare
+    from evaldelta.api import compare_matrix
+    from evaldelta.report.json import render_json
+
+    def pairwise(run: Run) -> str:
+        return render_json(compare(run, run, baseline_target=baseline, candidate_target=candidate))
+
+    assert pairwise(fast) == pairwise(general)
+    assert render_json(compare_matrix(fast)) == render_json(compare_matrix(general))
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Count the calls of ``owner.name`` (in a one-item list, read after the calls)."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("keep_text", [False, True])
+def test_plain_path_reads_the_benchmark_file_as_the_general_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_text: bool
+) -> None:
+    """The file ``bench/generate.py`` writes (the shape of agentv's results) is read by
+    the plain path only, and gives the same run and the same comparisons."""
+    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
+    assert spec is not None
+    assert spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    path = tmp_path / "bench.jsonl"
+    generator.generate(path, cases=400, targets=3, attempts=3, seed=7)
+    # Small pieces: the spelled-out types are learnt from the first and used after.
+    monkeypatch.setattr("evaldelta.io._source.CHUNK_SIZE", 16_384)
+    general = _count_calls(monkeypatch, jsonl_reader, "_general_columns")
+
+    fast = jsonl_reader.read(path, keep_text=keep_text)
+    assert general[0] == 0  # every piece went the plain way
+    plain = jsonl_reader.read(path, keep_text=keep_text, fast=False)
+    assert general[0] > 0
+
+    _same_runs(fast, plain)
+    assert len(fast) == 400 * 3 * 3
+    assert fast.scorers == ["exact", "judge"]
+    _same_comparisons(fast, plain, "gpt-4.1", "gpt-5-mini")
+
+
+def _mixed_records(rng: random.Random, n: int) -> list[dict[str, Any] | str]:
+    """Records of many shapes, most of them plain, some only the general path reads,
+    with new targets, scorers, statuses and fields turning up as the file goes on."""
+    rows: list[dict[str, Any] | str] = []
+    for i in range(n):
+        late = i > n // 2
+        row: dict[str, Any] = {
+            "test_id": f"case-{rng.randrange(n // 4):04d}",
+            "target": rng.choice(["a", "b", "c"] if late else ["a", "b"]),
+            "score": rng.choice([0, 1, 0.5, 0.25]),
+        }
+        if rng.random() < 0.7:
+            scores: dict[str, Any] = {"exact": rng.choice([0, 1]), "judge": rng.random()}
+            if late and rng.random() < 0.3:
+                scores["style"] = None if rng.random() < 0.5 else 0.5
+            row["scores"] = scores if rng.random() < 0.95 else {}
+        choice = rng.random()
+        if choice < 0.6:
+            row["input"] = rng.choice(["Say hello", 'Quote "this"\nplease', "café ☕", "数据"])
+        elif choice < 0.7:
+            row["input"] = [{"role": "user", "content": "hi"}] if rng.random() < 0.5 else {"q": 1}
+        elif choice < 0.75:
+            row["input"] = None
+        if rng.random() < 0.5:
+            row["attempt"] = rng.randrange(1, 4)
+        if rng.random() < 0.6:
+            row["latency_ms"] = rng.choice([None, 120, 1500.5])
+        if late and rng.random() < 0.5:
+            row["category"] = rng.choice(["math", "code", None])
+        if rng.random() < 0.5:
+            row["timestamp"] = f"2026-11-0{rng.randrange(1, 9)}T10:00:00Z"
+        if rng.random() < 0.4:
+            row["execution_status"] = rng.choice(
+                ["ok", "quality_failure"] + (["timeout", "execution_error"] if late else [])
+            )
+        if rng.random() < 0.1:
+            row["passed"] = rng.random() < 0.5
+        if rng.random() < 0.05:  # only the general path knows these
+            key = rng.choice(["error", "tags", "cost_usd", "trace", "eval_id", "safety_failure"])
+            row[key] = {
+                "error": "boom",
+                "tags": ["t"],
+                "cost_usd": 0.01,
+                "trace": {"duration_ms": 9},
+                "eval_id": "other",
+                "safety_failure": True,
+            }[key]
+        if rng.random() < 0.03:
+            row["scores"] = [{"name": "exact", "score": 1}, {"name": "judge", "score": 0.5}]
+        if rng.random() < 0.02:
+            row["test_id"] = rng.randrange(1000)
+        if rng.random() < 0.05:
+            row["error"] = None  # null: still the plain shape
+        row["answer"] = rng.choice(["fine", "a\tb\\c", "émoji 🚀", "x" * 300])
+        if rng.random() < 0.1:
+            row["output"] = rng.choice([None, "shown instead of the answer", {"text": "hi"}])
+        if rng.random() < 0.1:
+            row[rng.choice(["expected", "expected_output"])] = "hello"
+        if rng.random() < 0.05:
+            row["metadata"] = {"run": rng.randrange(3)}
+        rows.append(row)
+        if rng.random() < 0.01:
+            rows.append("")
+    return rows
+
+
+@pytest.mark.parametrize(("seed", "keep_text"), [(0, False), (1, False), (2, True)])
+def test_plain_and_general_paths_agree_on_every_shape(
+    jsonl: Make, monkeypatch: pytest.MonkeyPatch, seed: int, keep_text: bool
+) -> None:
+    path = jsonl("mixed.jsonl", _mixed_records(random.Random(seed), 600))
+    monkeypatch.setattr("evaldelta.io._source.CHUNK_SIZE", 2_000)  # ~10 records a piece
+    monkeypatch.setattr(jsonl_reader, "_MAX_PLAIN_MISSES", 10**9)  # never give up here
+    general = _count_calls(monkeypatch, jsonl_reader, "_general_columns")
+    plain = _count_calls(monkeypatch, jsonl_reader._PlainDecoder, "_columns")
+
+    fast = jsonl_reader.read(path, keep_text=keep_text)
+    assert plain[0] > 0
+    assert general[0] > 0  # both paths were taken
+    slow = jsonl_reader.read(path, keep_text=keep_text, fast=False)
+    _same_runs(fast, slow)
+    _same_comparisons(fast, slow, "a", "b")
+
+
+def test_plain_path_leaves_a_file_of_another_shape_to_the_general_path(
+    jsonl: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose pieces the plain path cannot read is not decoded three times over:
+    after a few pieces in a row, the general path reads the rest alone."""
+    rows = [
+        {"test_id": f"q{i}", "score": 1, "trace": {"duration_ms": i}, "answer": "x" * 100}
+        for i in range(200)
+    ]
+    path = jsonl("traced.jsonl", rows)
+    monkeypatch.setattr("evaldelta.io._source.CHUNK_SIZE", 1_000)
+    tries = _count_calls(monkeypatch, jsonl_reader._PlainDecoder, "_read")
+    general = _count_calls(monkeypatch, jsonl_reader, "_general_columns")
+
+    run = jsonl_reader.read(path, keep_text=False)
+    assert tries[0] == jsonl_reader._MAX_PLAIN_MISSES
+    assert general[0] > tries[0]
+    assert run.latency_ms.tolist() == list(range(200))
+    _same_runs(run, jsonl_reader.read(path, keep_text=False, fast=False))

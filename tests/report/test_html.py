@@ -17,8 +17,9 @@ from evaldelta.io import load
 from evaldelta.model import Record, Run
 from evaldelta.pairing.pairwise import Comparison
 from evaldelta.report._html_assets import SCRIPT
-from evaldelta.report.html import render_html, script_json
+from evaldelta.report.html import render_html, render_html_summary, script_json
 from evaldelta.report.json import render_json
+from evaldelta.report.markdown import count_lines, mcnemar_line, render_markdown
 from tests.conftest import EXAMPLE, FIXTURES, REPO
 
 AGENT = REPO / "examples" / "agent-versions"
@@ -198,3 +199,75 @@ def test_hostile_text_stays_text() -> None:
         data = payload(page)
         assert data["cases"]["test_ids"][0] == "id0" + HOSTILE[0]
         assert data["cases"]["input"][1] == "in" + HOSTILE[1]
+
+
+# -- the summary fragment that Jupyter shows (_repr_html_) ------------------------------
+
+
+def _hostile_run() -> tuple[Run, str, str]:
+    base, cand = "base" + HOSTILE[0], "cand" + HOSTILE[1]
+    records = [
+        Record(f"id{k}{bad}", score, target=target)
+        for k, bad in enumerate(HOSTILE)
+        for target, score in ((base, 1.0), (cand, 0.0))
+    ]
+    return Run.from_records(records), base, cand
+
+
+def test_summary_fragment_of_a_comparison() -> None:
+    before, after = load(AGENT / "before.jsonl"), load(AGENT / "after.jsonl")
+    c = compare(before, after)
+    fragment = c._repr_html_()
+    assert fragment == render_html_summary(c)
+    assert fragment.startswith('<div class="evaldelta">\n<h3>evaldelta: comparison</h3>')
+    assert fragment.endswith("</div>")
+    assert "<script" not in fragment
+    assert "<style" not in fragment
+    # The same words and figures as the Markdown report, as HTML.
+    a = c.analysis
+    assert a is not None
+    verdict = html.escape(a.verdict.reason)
+    assert f'<span class="badge inconclusive">Inconclusive</span> {verdict}</p>' in fragment
+    markdown = render_markdown(c)
+    assert '<td>Pass rate</td><td style="text-align:right">72.2%</td>' in fragment
+    assert "| Pass rate | 72.2% | 79.4% | +7.2 points | [-1.1, +15.6] |" in markdown
+    assert f"<p>{html.escape(mcnemar_line(a))}</p>" in fragment
+    for line in count_lines(c):
+        assert line in markdown
+        assert f"<p>{html.escape(line)}</p>" in fragment
+
+
+def test_summary_fragment_of_a_matrix() -> None:
+    m = compare_matrix(load(COMBINED), baseline="gpt-4.1")
+    fragment = m._repr_html_()
+    assert fragment.startswith('<div class="evaldelta">\n<h3>evaldelta: N-way comparison</h3>')
+    assert "<th>Comparison</th>" in fragment
+    assert fragment.count("<tr>") == 1 + len(m.pairwise)
+    assert f"<td>{html.escape('gpt-4.1 → gpt-5-mini')}</td>" in fragment
+
+
+def test_summary_fragment_of_a_pairing_without_statistics() -> None:
+    from evaldelta.pairing import pair
+
+    c = pair(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
+    fragment = c._repr_html_()
+    assert "badge" not in fragment
+    assert "<table>" not in fragment
+    assert (
+        "<p>3 cases compared: 1 win, 1 loss, 1 tie (threshold 0.1); mean delta +0.000.</p>"
+        in fragment
+    )
+
+
+def test_summary_fragment_escapes_everything() -> None:
+    run, base, cand = _hostile_run()
+    for result in (
+        compare(run, run, baseline_target=base, candidate_target=cand),
+        compare_matrix(run, baseline=base),
+    ):
+        fragment = result._repr_html_()
+        assert "<script" not in fragment
+        assert "<img" not in fragment
+        assert "<!--" not in fragment
+        assert html.escape(base) in fragment
+        assert html.escape(cand) in fragment

@@ -22,7 +22,7 @@ SEED_REPORT = """\
 | --- | ---: | ---: | ---: | --- |
 | Mean score | 0.817 | 0.817 | +0.0 points | [-15.0, +20.0] |
 | Pass rate | 100.0% | 100.0% | +0.0 points | [+0.0, +0.0] |
-| Latency (excluding waits) | 830ms | 823ms | -7ms (-1%) | [-330ms, +190ms] |
+| Latency (excluding waits) | 830ms | 823ms | -7ms (-0.8%) | [-330ms, +190ms] |
 
 McNemar (exact, two-sided): 0 improved, 0 regressed, p = 1.000 (0 more changed only partly). \
 Mean score interval: bootstrap, 10,000 resamples, seed 0.

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from evaldelta.report._text import Style, clip_list, ljust, printable, rjust, width
+import pytest
+
+from evaldelta.report._text import (
+    Style,
+    clip_list,
+    ljust,
+    printable,
+    relative_suffix,
+    rjust,
+    width,
+)
 
 
 def test_width_counts_wide_characters_and_ignores_colour() -> None:
@@ -27,3 +37,20 @@ def test_clip_list() -> None:
 
 def test_style_off_is_identity() -> None:
     assert Style(False)("x", "red") == "x"
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [
+        (0.12, " (+12%)"),
+        (-0.094, " (-9%)"),
+        (0.0095, " (+1%)"),
+        (-0.004, " (-0.4%)"),
+        (0.0004, " (0%)"),
+        (-0.0004, " (0%)"),
+        (0.0, " (0%)"),
+        (float("nan"), ""),
+    ],
+)
+def test_relative_suffix_never_shows_minus_zero(x: float, text: str) -> None:
+    assert relative_suffix(x) == text

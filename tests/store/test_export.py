@@ -105,3 +105,10 @@ def test_exported_lines() -> None:
             "timestamp": "2026-01-01T00:01:00Z",
         },
     ]
+
+
+def test_export_tells_how_many_records_are_written(store: RunStore) -> None:
+    run = synthetic_run(25_000)
+    calls: list[tuple[int, int]] = []
+    export_jsonl(run, io.BytesIO(), progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(10_000, 25_000), (20_000, 25_000), (25_000, 25_000)]

@@ -341,3 +341,105 @@ def test_the_file_holds_no_partial_run_after_a_failed_import(
     assert conn.execute("SELECT count(*) FROM record_columns").fetchone()[0] == 0
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+# -- figures kept with each run (schema version 2) -------------------------------------
+
+
+def test_figures_are_kept_when_a_run_is_stored(store: RunStore) -> None:
+    from evaldelta.analysis.summary import summarise
+
+    run = evaldelta.load(FIXTURES / "combined-results.jsonl")
+    whole = store.add_run(run, name="all")
+    (one,) = store.import_run(run, name="bench", target="gpt-4.1")
+    rows = store._conn.execute(
+        "SELECT run, position, target, pass_threshold FROM run_summaries ORDER BY run, position"
+    ).fetchall()
+    assert rows == [
+        (whole, 0, "gemini-3-flash-preview", 0.5),
+        (whole, 1, "gpt-4.1", 0.5),
+        (whole, 2, "gpt-5-mini", 0.5),
+        (one, 0, "gpt-4.1", 0.5),
+    ]
+    assert store.summary("all") == summarise(run)
+    assert store.summary(one) == summarise(run.select_target("gpt-4.1"))
+    big = synthetic_run(500, attempts=3, targets=2)
+    assert store.summary(store.add_run(big, name="big")) == summarise(big)
+    store.delete_run("all")
+    assert store._conn.execute(
+        "SELECT count(*) FROM run_summaries WHERE run = ?", (whole,)
+    ).fetchone() == (0,)
+    with pytest.raises(StoreError):
+        store.summaries([one, 99])
+
+
+# -- progress ---------------------------------------------------------------------------
+
+
+class Calls(list[tuple[int, int]]):
+    """A progress callback that keeps what it is told."""
+
+    def __call__(self, done: int, total: int) -> None:
+        self.append((done, total))
+
+
+def _check_progress(calls: Calls) -> None:
+    assert calls
+    totals = {total for _, total in calls}
+    assert len(totals) == 1
+    done = [d for d, _ in calls]
+    assert done == sorted(done)
+    assert calls[-1] == (totals.pop(),) * 2
+
+
+def test_column_names_are_those_encode_run_writes() -> None:
+    for run in (
+        synthetic_run(20_000, targets=2),
+        evaldelta.load(FIXTURES / "combined-results.jsonl", extra_fields=("answer",)),
+        evaldelta.load(FIXTURES / "baseline.jsonl", keep_text=False),
+    ):
+        names = list(dict.fromkeys(chunk.name for chunk in codec.encode_run(run)))
+        assert codec.column_names(run) == names
+
+
+def test_storing_tells_how_far_it_has_got(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec, "NUMERIC_CHUNK", 100)  # many chunks per column
+    run = synthetic_run(1000, targets=3)
+    calls = Calls()
+    ids = store.import_run(run, name="r", progress=calls)
+    assert len(ids) == 3
+    _check_progress(calls)
+    per_target = len(run) // 3
+    assert calls[-1][1] == sum(
+        per_target * len(codec.column_names(run.select_target(t))) for t in run.target_names
+    )
+    assert len(calls) > len(codec.column_names(run)) * 3  # within columns too
+
+    calls = Calls()
+    store.add_run(run, name="whole", progress=calls)
+    _check_progress(calls)
+    assert calls[-1][1] == len(run) * len(codec.column_names(run))
+
+
+def test_reading_tells_how_many_bytes_have_been_read(store: RunStore) -> None:
+    rid = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="r")
+    stored = store._conn.execute(
+        "SELECT sum(length(data)), count(*) FROM record_columns WHERE run = ?", (rid,)
+    ).fetchone()
+    calls = Calls()
+    run = store.get_run(rid, progress=calls)
+    _check_progress(calls)
+    assert calls[0] == (0, stored[0])
+    assert len(calls) == stored[1] + 1
+    same_run(evaldelta.load(FIXTURES / "baseline.jsonl"), run)
+    calls = Calls()
+    store.get_run(rid, keep_text=False, progress=calls)
+    assert calls[-1][1] < stored[0]  # the texts are not read
+
+
+def test_a_failed_import_reports_no_end(store: RunStore) -> None:
+    calls = Calls()
+    bad = synthetic_run(10)
+    with pytest.raises(StoreError):
+        store.add_run(bad, name="12", progress=calls)
+    assert calls == []

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import evaldelta
+from evaldelta.analysis.summary import summarise
 from evaldelta.errors import StoreError
 from evaldelta.store import SCHEMA_VERSION, RunStore, open_store
 from evaldelta.store.schema import MIGRATIONS, migrate, read_version
@@ -65,11 +66,39 @@ def test_foreign_keys_are_on(store: RunStore) -> None:
     assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
 
 
+def _tables(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+
+
+def _summary_rows(path: Path) -> list[tuple[int, int, str | None, int]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(
+            "SELECT run, position, target, cases FROM run_summaries ORDER BY run, position"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_the_fixture_is_schema_version_1(tmp_path: Path) -> None:
+    """The fixture really is the older schema: version 1, without the tables of 2."""
+    path = _from_dump(tmp_path / "old.db")
+    assert SCHEMA_VERSION == 2
+    assert _version(path) == 1
+    assert _tables(path) == {"schema_version", "runs", "record_columns", "sqlite_sequence"}
+
+
 def test_store_from_schema_version_1_is_read(tmp_path: Path) -> None:
     """A store written by schema version 1 (a dump kept as a fixture) opens, is brought
-    up to date, and gives back the runs it held."""
+    up to date (version 2), and gives back the runs it held."""
     path = _from_dump(tmp_path / "old.db")
     with open_store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 2
+        assert "run_summaries" in _tables(path)
         runs = store.list_runs()
         assert [(r.id, r.name, r.config) for r in runs] == [
             (2, "after", {"prompt": "v2"}),
@@ -82,6 +111,59 @@ def test_store_from_schema_version_1_is_read(tmp_path: Path) -> None:
         assert store.get_run(2).records() == evaldelta.load(FIXTURES / "candidate.jsonl").records()
         assert store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="again") == 3
     assert _version(path) == SCHEMA_VERSION
+
+
+def test_runs_of_schema_version_1_get_their_figures_once(tmp_path: Path) -> None:
+    """Runs stored by version 1 have no summary rows: their figures are computed from
+    their records when first asked for, then kept; a new run has them from the start."""
+    path = _from_dump(tmp_path / "old.db")
+    with open_store(path) as store:
+        assert _summary_rows(path) == []
+        new = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="new")
+        assert _summary_rows(path) == [(new, 0, "support-agent", 3)]
+
+        expected = summarise(evaldelta.load(FIXTURES / "candidate.jsonl"))
+        assert store.summary("after") == expected
+        assert _summary_rows(path) == [(2, 0, "support-agent", 3), (new, 0, "support-agent", 3)]
+        assert store.summaries([1, 2, new]) == {
+            1: summarise(store.get_run(1)),
+            2: expected,
+            new: summarise(store.get_run(new)),
+        }
+        assert len(_summary_rows(path)) == 3
+
+        # Read from the table now, not from the records: they are not looked at again.
+        conn = sqlite3.connect(path)
+        conn.execute("DELETE FROM record_columns WHERE run = 2")
+        conn.commit()
+        conn.close()
+        assert store.summary(2) == expected
+
+
+def test_figures_for_another_pass_threshold_are_computed_not_kept(tmp_path: Path) -> None:
+    path = _from_dump(tmp_path / "old.db")
+    with open_store(path) as store:
+        strict = store.summary(1, pass_threshold=0.95)
+        assert strict == summarise(store.get_run(1), 0.95)
+        assert strict != store.summary(1)
+        assert [row[:2] for row in _summary_rows(path)] == [(1, 0)]
+
+
+def test_figures_are_given_when_they_cannot_be_kept(tmp_path: Path) -> None:
+    """Keeping computed figures is a cache: while another process holds the write lock
+    (or the file is read-only), the figures are still given, and kept next time."""
+    path = _from_dump(tmp_path / "old.db")
+    with RunStore(path, timeout=0.05) as store:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            assert store.summary(1) == summarise(store.get_run(1))
+            assert _summary_rows(path) == []
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert store.summary(1) == summarise(store.get_run(1))
+        assert [row[:2] for row in _summary_rows(path)] == [(1, 0)]
 
 
 def test_migrations_apply_in_order_and_keep_the_runs(tmp_path: Path) -> None:
@@ -110,7 +192,8 @@ def test_a_failed_migration_changes_nothing(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     with pytest.raises(sqlite3.OperationalError):
         migrate(conn, str(path), broken)
-    assert read_version(conn) == 1
+    # Each version is one transaction: version 2 was made, the broken third changed nothing.
+    assert read_version(conn) == SCHEMA_VERSION
     assert "owner" not in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
     conn.close()
 

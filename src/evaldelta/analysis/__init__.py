@@ -29,7 +29,12 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
-    """Statistics, fairness problems and the verdict of one comparison."""
+    """Statistics, fairness problems and the verdict of one comparison.
+
+    ``categories`` is the category of each matched case (the baseline's, else the
+    candidate's), in the comparison's row order, or ``None`` when neither run has
+    categories; it is kept for tables of cases and is not part of ``to_dict()``.
+    """
 
     settings: Settings
     figures: Figures
@@ -38,6 +43,7 @@ class Analysis:
     dataset: DatasetCheck
     differs_in: list[str] = field(default_factory=list)
     sample: int | None = None
+    categories: list[str | None] | None = None
 
     @property
     def refusals(self) -> list[Problem]:
@@ -112,6 +118,7 @@ def analyze(
         dataset=dataset,
         differs_in=differ,
         sample=sample,
+        categories=categories,
     )
 
 

@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evaldelta.cli import gate as gate_cmd
     from evaldelta.cli import power as power_cmd
     from evaldelta.cli import runs as runs_cmd
+    from evaldelta.cli import serve as serve_cmd
 
     parser = _Parser(
         prog="evaldelta",
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_cmd.add_parser(commands)
     power_cmd.add_parser(commands)
     runs_cmd.add_parser(commands)
+    serve_cmd.add_parser(commands)
     return parser
 
 

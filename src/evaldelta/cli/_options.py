@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.errors import UsageError
 
 
@@ -34,6 +35,7 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         help="run store in which RESULTS that are no file are looked up as run ids or names "
         "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)",
     )
+    add_progress_option(p)
 
 
 def add_statistics_options(p: argparse.ArgumentParser) -> None:
@@ -149,10 +151,11 @@ def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) ->
         stored = stored_run(args, path, extra, keep_text=keep_text)
         if stored is not None:
             return stored
-    return load(
-        path,
-        format=args.input_format,
-        keep_text=keep_text,
-        extra_fields=extra,
-        mapping=mapping_from(args),
-    )
+    with progress_line(args) as line, line.ticking(f"reading {path}"):
+        return load(
+            path,
+            format=args.input_format,
+            keep_text=keep_text,
+            extra_fields=extra,
+            mapping=mapping_from(args),
+        )

@@ -146,7 +146,9 @@ def run(args: argparse.Namespace) -> int:
             scorer=args.scorer,
             allow_dataset_change=args.allow_dataset_change,
         )
-        return _emit(args, result, pairwise=True, runs=runs)
+        shown = shown_runs(args, runs)
+        del runs  # the records, unless the report shows them: free them before rendering
+        return _emit(args, result, pairwise=True, runs=shown)
 
     run_ = load(files[0])
     if args.candidate is not None:
@@ -165,14 +167,24 @@ def run(args: argparse.Namespace) -> int:
             scorer=args.scorer,
             allow_dataset_change=args.allow_dataset_change,
         )
-        return _emit(args, result, pairwise=True, runs=(run_,))
+        shown = shown_runs(args, (run_,))
+        del run_  # the records, unless the report shows them: free them before rendering
+        return _emit(args, result, pairwise=True, runs=shown)
 
     from evaldelta.api import compare_matrix
 
     matrix = compare_matrix(
         run_, args.targets, args.baseline, settings=settings, scorer=args.scorer
     )
-    return _emit(args, matrix, pairwise=False, runs=(run_,))
+    shown = shown_runs(args, (run_,))
+    del run_  # the records, unless the report shows them: free them before rendering
+    return _emit(args, matrix, pairwise=False, runs=shown)
+
+
+def shown_runs(args: argparse.Namespace, runs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The runs a report needs beside the result: the HTML report shows their records;
+    the other formats need none, so a million records need not outlive the figures."""
+    return runs if args.format == "html" else ()
 
 
 def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool, runs: tuple[Any, ...]) -> int:

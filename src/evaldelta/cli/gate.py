@@ -27,7 +27,7 @@ from evaldelta.cli._options import (
     add_statistics_options,
     settings_from,
 )
-from evaldelta.cli.compare import REPORT_FORMATS, load_run, render_report
+from evaldelta.cli.compare import REPORT_FORMATS, load_run, render_report, shown_runs
 from evaldelta.errors import UsageError
 
 HELP = """\
@@ -122,10 +122,12 @@ def run(args: argparse.Namespace) -> int:
         scorer=args.scorer,
     )
     code, decision = decide_gate(result, args)
+    runs = shown_runs(args, (base, cand))
+    del base, cand  # the records, unless the report shows them: free them before rendering
 
     from evaldelta.report.markdown import render_markdown
 
-    report = render_report(args, result, (base, cand), gate=(code, decision))
+    report = render_report(args, result, runs, gate=(code, decision))
     if report is not None:
         text = report
     elif args.format == "json":

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from evaldelta.cli import EXIT_OK, write_output
+from evaldelta.cli._progress import add_progress_option
 from evaldelta.errors import UsageError
 
 HELP = """\
@@ -39,6 +40,7 @@ def add_parser(commands: Any) -> None:
         help="run store in which RESULTS that are no file are looked up as run ids or names "
         "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)",
     )
+    add_progress_option(p)
     p.add_argument("--baseline-rate", type=float, metavar="P", help="baseline pass rate, 0-1")
     p.add_argument(
         "--effect",

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import EXIT_OK, write_output
+from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.errors import InputError, StoreError, UsageError
 
 if TYPE_CHECKING:
@@ -80,18 +81,21 @@ def add_parser(commands: Any) -> None:
         help="leave out inputs, outputs and expected answers (a smaller, faster store)",
     )
     imp.add_argument("--json", action="store_true", help="print the new runs as JSON")
+    add_progress_option(imp)
     imp.set_defaults(run=run_import)
 
     ls = _sub(sub, "list", "list the stored runs, newest first")
     ls.add_argument("--name", metavar="GLOB", help="only runs whose name matches, e.g. 'main*'")
     ls.add_argument("--limit", type=int, metavar="N", help="only the N newest runs")
     ls.add_argument("--json", action="store_true", help="print JSON")
+    add_progress_option(ls)
     ls.set_defaults(run=run_list)
 
     show = _sub(sub, "show", "a run's facts and summary figures")
     show.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--pass-threshold", type=float, default=0.5, help=argparse.SUPPRESS)
+    add_progress_option(show)
     show.set_defaults(run=run_show)
 
     rm = _sub(sub, "rm", "delete runs and their records")
@@ -101,6 +105,7 @@ def add_parser(commands: Any) -> None:
     export = _sub(sub, "export", "write a run as JSON Lines, which every command reads")
     export.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    add_progress_option(export)
     export.set_defaults(run=run_export)
 
     rename = _sub(sub, "rename", "give a run a new name")
@@ -164,7 +169,8 @@ def stored_run(
                 f"{ref}: no such file, and no stored run {what} in {path}; check the path, "
                 "or list stored runs with `evaldelta runs list`"
             )
-        run = store.get_run(rid, keep_text=keep_text)
+        with progress_line(args, f"reading run {rid}") as line:
+            run = store.get_run(rid, keep_text=keep_text, progress=line)
     finally:
         store.close()
     for name in extra_fields:
@@ -200,18 +206,26 @@ def run_import(args: argparse.Namespace) -> int:
     from evaldelta.io import load
 
     config = parse_config(args.config)
-    run = load(
-        args.file,
-        format=args.input_format,
-        keep_text=not args.no_text,
-        extra_fields=tuple(args.keep_field),
-        mapping=mapping_from(args),
-    )
-    with _open(args, create=True) as store:
-        ids = store.import_run(
-            run, name=args.name, target=args.target, config=config, notes=args.notes
-        )
-        stored = [store.info(rid) for rid in ids]
+    with progress_line(args) as line:
+        with line.ticking(f"reading {args.file}"):
+            run = load(
+                args.file,
+                format=args.input_format,
+                keep_text=not args.no_text,
+                extra_fields=tuple(args.keep_field),
+                mapping=mapping_from(args),
+            )
+        with _open(args, create=True) as store:
+            line.step("storing")
+            ids = store.import_run(
+                run,
+                name=args.name,
+                target=args.target,
+                config=config,
+                notes=args.notes,
+                progress=line,
+            )
+            stored = [store.info(rid) for rid in ids]
     if args.json:
         _print_json([s.to_dict() for s in stored])
     else:
@@ -238,21 +252,47 @@ def run_list(args: argparse.Namespace) -> int:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
     with _open(args) as store:
         runs = store.list_runs(args.name, limit=args.limit)
+        # Kept in the store: no record is read, except once for a run stored before.
+        with progress_line(args, "summarising runs stored without figures") as line:
+            figures = store.summaries([r.id for r in runs], progress=line)
     if args.json:
-        _print_json([r.to_dict() for r in runs])
+        _print_json([{**r.to_dict(), "summary": figures[r.id]} for r in runs])
         return EXIT_OK
     if not runs:
         which = f" named {args.name!r}" if args.name else ""
         write_output(f"No runs{which} in {path}.\n", None)
         return EXIT_OK
-    write_output(_list_table(runs), None)
+    write_output(_list_table(runs, figures), None)
     return EXIT_OK
 
 
-def _list_table(runs: list[StoredRun]) -> str:
+def _over_targets(figures: list[dict[str, Any]], key: str) -> float | None:
+    """A run's figure over all its targets: their means weighted by their cases."""
+    pairs = [(f[key], f["cases"]) for f in figures if f[key] is not None and f["cases"]]
+    cases = sum(n for _, n in pairs)
+    return sum(v * n for v, n in pairs) / cases if cases else None
+
+
+def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]]) -> str:
     from evaldelta.report._text import ljust, width
 
-    header = ("ID", "Name", "Created (UTC)", "Status", "Cases", "Records", "Source")
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x * 100:.1f}%"
+
+    def score(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    header = (
+        "ID",
+        "Name",
+        "Created (UTC)",
+        "Status",
+        "Cases",
+        "Records",
+        "Pass rate",
+        "Mean score",
+        "Source",
+    )
     rows = [
         (
             str(r.id),
@@ -261,12 +301,14 @@ def _list_table(runs: list[StoredRun]) -> str:
             r.status,
             f"{r.cases:,}",
             f"{r.records:,}",
+            pct(_over_targets(figures[r.id], "pass_rate")),
+            score(_over_targets(figures[r.id], "mean_score")),
             f"{_show(os.path.basename(r.source))} ({r.format})",
         )
         for r in runs
     ]
     widths = [max(width(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    right = {0, 4, 5}
+    right = {0, 4, 5, 6, 7}
 
     def line(cells: tuple[str, ...]) -> str:
         out = []
@@ -282,50 +324,11 @@ def _list_table(runs: list[StoredRun]) -> str:
     return "\n".join([line(header), line(rule), *(line(row) for row in rows)]) + "\n"
 
 
-def summarise(run: Run, pass_threshold: float = 0.5) -> list[dict[str, Any]]:
-    """Per target: cases, attempts, pass rate, mean score, latency, cost, errors,
-    figured as ``compare`` figures them (means over cases, infrastructure failures
-    left out)."""
-    import numpy as np
-
-    from evaldelta.pairing.cases import case_matrix
-
-    out = []
-    for code, target in enumerate(run.targets):
-        c = case_matrix(run, [code], pass_threshold=pass_threshold).column(0, label=str(target))
-        own = run.target_index == code
-        cost = run.cost_usd[own]
-        with np.errstate(invalid="ignore"):
-            out.append(
-                {
-                    "target": target,
-                    "cases": len(c),
-                    "attempts": c.records,
-                    "attempts_per_case": sorted({int(a) for a in np.unique(c.attempts)}),
-                    "errors": int(c.errors.sum()),
-                    "infrastructure_failures": int(c.infra.sum()),
-                    "pass_rate": _nanmean(c.pass_rate),
-                    "mean_score": _nanmean(c.score),
-                    "latency_ms": _nanmean(c.latency_ms),
-                    "cost_usd": (None if np.isnan(cost).all() else float(np.nansum(cost))),
-                    "safety_failures": int(c.safety.sum()),
-                }
-            )
-    return out
-
-
-def _nanmean(values: Any) -> float | None:
-    import numpy as np
-
-    ok = values[~np.isnan(values)]
-    return float(ok.mean()) if len(ok) else None
-
-
 def run_show(args: argparse.Namespace) -> int:
     with _open(args) as store:
         info = store.info(args.ref)
-        run = store.get_run(info.id, keep_text=False)
-    figures = summarise(run, args.pass_threshold)
+        # Kept in the store when the run was stored (for the default pass threshold).
+        figures = store.summary(info.id, pass_threshold=args.pass_threshold)
     if args.json:
         _print_json({**info.to_dict(), "summary": figures})
         return EXIT_OK
@@ -418,18 +421,22 @@ def run_rename(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from evaldelta.store import export_jsonl
 
-    with _open(args) as store:
-        run = store.get_run(args.ref, keep_text=True)
-    if args.output is None:
-        sys.stdout.flush()
-        export_jsonl(run, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        return EXIT_OK
-    try:
-        with open(args.output, "wb") as fh:
-            export_jsonl(run, fh)
-    except OSError as exc:
-        raise InputError(f"{args.output}: cannot write the export ({exc.strerror or exc})") from exc
+    with progress_line(args, "reading") as line:
+        with _open(args) as store:
+            run = store.get_run(args.ref, keep_text=True, progress=line)
+        line.step("writing")
+        if args.output is None:
+            sys.stdout.flush()
+            export_jsonl(run, sys.stdout.buffer, progress=line)
+            sys.stdout.buffer.flush()
+            return EXIT_OK
+        try:
+            with open(args.output, "wb") as fh:
+                export_jsonl(run, fh, progress=line)
+        except OSError as exc:
+            raise InputError(
+                f"{args.output}: cannot write the export ({exc.strerror or exc})"
+            ) from exc
     return EXIT_OK
 
 

@@ -9,9 +9,12 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from evaldelta.errors import InputError, ParseError
+
+if TYPE_CHECKING:
+    from evaldelta.model import IntArray
 
 #: Where a run directory keeps its records, looked for in this order.
 RUN_DIR_INDEXES = ("index.jsonl", os.path.join(".internal", "index.jsonl"))
@@ -49,34 +52,71 @@ def _resolve(p: Path) -> Path:
 
 
 #: Bytes read at a time by readers that stream: big enough to amortise decoding calls,
-#: small enough that a 500 MB file never sits in memory whole.
-CHUNK_SIZE = 32 * 1024 * 1024
+#: small enough that the piece and the records decoded from it stay in the processor's
+#: cache and a 500 MB file never sits in memory whole. (A longer line grows the piece.)
+CHUNK_SIZE = 4 * 1024 * 1024
 
 
-def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[tuple[bytearray, int, int]]:
-    """The file's content in pieces that end at a line break: (piece, number of its first
-    line, line breaks in it); gunzipped when gzip, without a UTF-8 byte-order mark."""
-    size = size or CHUNK_SIZE
+class LineChunk(NamedTuple):
+    """Whole lines of a file: the bytes, the number of the first line, and where the
+    line breaks are (offsets into ``data``)."""
+
+    data: memoryview
+    first_line: int
+    breaks: IntArray
+
+
+def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]:
+    """The file's content in pieces that end at a line break (the last piece may not),
+    gunzipped when gzip, without a UTF-8 byte-order mark.
+
+    One buffer is read into again and again: each piece is valid only until the next
+    is asked for, so nothing decoded from it (``msgspec.Raw``) may be kept.
+    """
+    import numpy as np
+
+    size = max(size or CHUNK_SIZE, 64)
     try:
         with open(path, "rb") as probe:
             magic = probe.read(2)
-        opener = gzip.open if magic == b"\x1f\x8b" else open
-        with opener(path, "rb") as fh:
+        with gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb", buffering=0) as fh:
+            if magic != b"\x1f\x8b":  # a small file needs no big buffer
+                size = max(min(size, os.fstat(fh.fileno()).st_size + 1), 64)
+            buf = bytearray(size)
+            # Reused for every piece: a fresh array each time costs its page faults.
+            is_break = np.empty(size, dtype=np.bool_)
+            filled = 0  # bytes of buf holding content not yet handed out
+            start = 0  # where content starts in buf (after a byte-order mark)
             first_line = 1
-            start = True
+            at_start = eof = False
             while True:
-                piece = bytearray(fh.read(size))
-                if not piece:
-                    return
-                if start:
-                    if piece.startswith(b"\xef\xbb\xbf"):
-                        del piece[:3]
-                    start = False
-                if not piece.endswith(b"\n"):
-                    piece += fh.readline()  # finish the last line; appends in place
-                breaks = piece.count(b"\n")
-                yield piece, first_line, breaks
-                first_line += breaks
+                while not eof and filled < len(buf):
+                    with memoryview(buf) as free:
+                        got = fh.readinto(free[filled:])
+                    eof = not got
+                    filled += got or 0
+                if not at_start:
+                    at_start = True
+                    if buf.startswith(b"\xef\xbb\xbf"):
+                        start = 3
+                end = filled if eof else buf.rfind(b"\n", start, filled) + 1
+                if end <= start:
+                    if eof:
+                        return
+                    grown = bytearray(2 * len(buf))  # a line longer than the buffer
+                    grown[:filled] = buf[:filled]
+                    buf = grown
+                    continue
+                data = memoryview(buf)[start:end]
+                if is_break.shape[0] < len(data):
+                    is_break = np.empty(len(buf), dtype=np.bool_)
+                mask = np.equal(np.frombuffer(data, dtype=np.uint8), 10, out=is_break[: len(data)])
+                breaks = np.flatnonzero(mask)
+                yield LineChunk(data, first_line, breaks)
+                first_line += int(breaks.shape[0])
+                rest = filled - end
+                buf[:rest] = buf[end:filled]  # the same size: no resize while views live
+                filled, start = rest, 0
     except PermissionError as exc:
         raise InputError(
             f"{path}: permission denied; check the file's permissions ({exc.strerror})"

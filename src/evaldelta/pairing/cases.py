@@ -84,7 +84,7 @@ class Cases:
             label=self.label,
             source=self.source,
             target=self.target,
-            test_ids=[self.test_ids[i] for i in rows.tolist()],
+            test_ids=list(map(self.test_ids.__getitem__, rows.tolist())),
             score=self.score[rows],
             attempts=self.attempts[rows],
             errors=self.errors[rows],
@@ -144,7 +144,7 @@ class CaseMatrix:
             label=label if label is not None else (target or self.source),
             source=self.source,
             target=target,
-            test_ids=[self.test_ids[i] for i in rows.tolist()],
+            test_ids=list(map(self.test_ids.__getitem__, rows.tolist())),
             score=self.score[rows, j],
             attempts=self.attempts[rows, j],
             errors=self.errors[rows, j],
@@ -202,12 +202,14 @@ def case_matrix(
     tests = run.test_index[selected]
     cols = col_of[run.target_index[selected]]
 
-    # Renumber test codes by first appearance within the selection.
-    used, first, inverse = np.unique(tests, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(used), dtype=np.int64)
-    rank[order] = np.arange(len(used), dtype=np.int64)
-    rows = rank[inverse.reshape(-1)]
+    # Renumber test codes by first appearance within the selection. (Codes are small
+    # integers: a first-position table beats sorting a million of them.)
+    first = _first_positions(tests, len(run.test_ids))
+    used = np.flatnonzero(first < tests.shape[0])
+    order = np.argsort(first[used], kind="stable")
+    rank = np.full(len(run.test_ids), -1, dtype=np.int64)
+    rank[used[order]] = np.arange(len(used), dtype=np.int64)
+    rows = rank[tests]
     n = len(used)
     size = n * k
     cell = rows * k + cols
@@ -221,6 +223,8 @@ def case_matrix(
 
     def mean(values: FloatArray, only: BoolArray) -> FloatArray:
         ok = only & ~np.isnan(values)
+        if not ok.any():  # a figure no record gives (cost, tokens, ...)
+            return np.full((n, k), np.nan)
         sums = np.bincount(cell, weights=np.where(ok, values, 0.0), minlength=size)
         counts = np.bincount(cell, weights=ok, minlength=size)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -234,7 +238,9 @@ def case_matrix(
     latency = np.maximum(run.latency_ms[selected] - np.where(np.isnan(wait), 0.0, wait), 0.0)
 
     # The first record of each cell (its input fingerprint) and of each row.
-    cells_seen, first_in_cell = np.unique(cell, return_index=True)
+    first_of_cell = _first_positions(cell, size)
+    cells_seen = np.flatnonzero(first_of_cell < cell.shape[0])
+    first_in_cell = first_of_cell[cells_seen]
     first_record = np.full(size, -1, dtype=np.int64)
     first_record[cells_seen] = selected[first_in_cell]
     input_hash = np.zeros(size, dtype=np.int64)
@@ -244,7 +250,7 @@ def case_matrix(
     return CaseMatrix(
         source=run.source,
         targets=[run.targets[c] for c in target_codes],
-        test_ids=[run.test_ids[int(c)] for c in used[order].tolist()],
+        test_ids=list(map(run.test_ids.__getitem__, used[order].tolist())),
         score=mean(scores, ran),
         attempts=attempts,
         errors=count(run.is_error[selected]),
@@ -260,6 +266,17 @@ def case_matrix(
         first_record=first_record.reshape(n, k),
         scorers={name: mean(col[selected], ran) for name, col in run.scorer_scores.items()},
     )
+
+
+def _first_positions(codes: IntArray, size: int) -> IntArray:
+    """For each code in ``range(size)``, the position of its first occurrence in ``codes``
+    (``len(codes)`` for a code that does not occur)."""
+    import numpy as np
+
+    n = codes.shape[0]
+    first = np.full(size, n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    return first
 
 
 def cases(

@@ -8,25 +8,31 @@ baseline, the baseline against each other target; without, every pair.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.model import Run
-from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD, case_matrix, missing_target_error
+from evaldelta.pairing.cases import (
+    DEFAULT_PASS_THRESHOLD,
+    Cases,
+    case_matrix,
+    missing_target_error,
+)
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
     Comparison,
     check_threshold,
-    clean,
+    clean_all,
     compare_cases,
 )
 
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
 
-__all__ = ["MatrixComparison", "build_matrix"]
+__all__ = ["MatrixComparison", "build_matrix", "build_matrix_and_cases"]
 
 
 @dataclass(frozen=True)
@@ -60,25 +66,37 @@ class MatrixComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data in the documented JSON shape: ``targets``, ``matrix``, ``pairwise``."""
-        rows = []
-        score_rows = self.scores.tolist()
-        attempt_rows = self.attempts.tolist()
-        error_rows = self.errors.tolist()
-        for tid, scores, attempts, errors in zip(
-            self.test_ids, score_rows, attempt_rows, error_rows, strict=True
-        ):
-            row: dict[str, Any] = {
-                "test_id": tid,
-                "scores": {
-                    t: clean(s)
-                    for t, s, a in zip(self.targets, scores, attempts, strict=True)
-                    if a > 0
-                },
-                "attempts": {t: a for t, a in zip(self.targets, attempts, strict=True) if a > 0},
-            }
-            if any(errors):
-                row["errors"] = {t: e for t, e in zip(self.targets, errors, strict=True) if e > 0}
-            rows.append(row)
+        import numpy as np
+
+        targets = self.targets
+        k = len(targets)
+        cleaned = clean_all(self.scores.ravel().tolist())  # each distinct score once
+        # Rows as tuples of k, grouped in C (k may be 0: then empty rows).
+        n = len(self.test_ids)
+        ran = self.attempts.ravel().tolist()
+        score_rows = list(zip(*[iter(cleaned)] * k, strict=True)) if k else [()] * n
+        attempt_rows = list(zip(*[iter(ran)] * k, strict=True)) if k else [()] * n
+        scores: Iterable[dict[str, Any]]
+        attempts: Iterable[dict[str, Any]]
+        if bool((self.attempts > 0).all()):
+            # Every target ran every case (the usual matrix): whole rows, built in C.
+            scores = map(dict, map(zip, repeat(targets), score_rows))
+            attempts = map(dict, map(zip, repeat(targets), attempt_rows))
+        else:
+            scores = (
+                {t: s for t, s, a in zip(targets, row, done, strict=True) if a > 0}
+                for row, done in zip(score_rows, attempt_rows, strict=True)
+            )
+            attempts = (
+                {t: a for t, a in zip(targets, done, strict=True) if a > 0} for done in attempt_rows
+            )
+        rows: list[dict[str, Any]] = [
+            {"test_id": tid, "scores": s, "attempts": a}
+            for tid, s, a in zip(self.test_ids, scores, attempts, strict=True)
+        ]
+        with_errors = np.flatnonzero(self.errors.any(axis=1))
+        for i, errors in zip(with_errors.tolist(), self.errors[with_errors].tolist(), strict=True):
+            rows[i]["errors"] = {t: e for t, e in zip(targets, errors, strict=True) if e > 0}
         return {
             "source": self.source,
             "targets": list(self.targets),
@@ -89,6 +107,21 @@ class MatrixComparison:
             "regressions": [p.candidate for p in self.regressions],
             "errors": dict(zip(self.targets, self.errors.sum(axis=0).tolist(), strict=True)),
         }
+
+    # -- conveniences that hand over to the renderers (imported when called) -------
+
+    def to_pandas(self) -> Any:
+        """The score matrix as a pandas ``DataFrame``: one row per test id, one column per
+        target (needs pandas: ``pip install 'evaldelta[pandas]'``)."""
+        from evaldelta.report.frames import matrix_frame
+
+        return matrix_frame(self)
+
+    def _repr_html_(self) -> str:
+        """The summary as an HTML fragment, for Jupyter."""
+        from evaldelta.report.html import render_html_summary
+
+        return render_html_summary(self)
 
 
 def build_matrix(
@@ -106,6 +139,22 @@ def build_matrix(
         PairingError: a listed target (or the baseline) is not in the run.
         UsageError: a target is listed twice, or the threshold is negative.
     """
+    matrix, _ = build_matrix_and_cases(
+        run, targets, baseline, threshold, pass_threshold=pass_threshold
+    )
+    return matrix
+
+
+def build_matrix_and_cases(
+    run: Run | str | os.PathLike[str],
+    targets: Sequence[str] | None = None,
+    baseline: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
+) -> tuple[MatrixComparison, dict[str, Cases]]:
+    """:func:`build_matrix`, and the cases of each target (all of them, by name), which
+    the statistics of each pair need: worked out once for both."""
     check_threshold(threshold)
     if not isinstance(run, Run):
         from evaldelta.io import load
@@ -144,7 +193,7 @@ def build_matrix(
             for i in range(len(names))
             for j in range(i + 1, len(names))
         ]
-    return MatrixComparison(
+    matrix = MatrixComparison(
         source=run.source,
         targets=names,
         baseline=baseline,
@@ -155,3 +204,4 @@ def build_matrix(
         errors=grid.errors,
         pairwise=pairwise,
     )
+    return matrix, dict(zip(names, columns, strict=True))

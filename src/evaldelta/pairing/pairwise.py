@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from evaldelta.errors import UsageError
@@ -46,6 +47,13 @@ def clean(x: float, digits: int = 12) -> float:
     return 0.0 if r == 0 else r
 
 
+def clean_all(values: list[float], digits: int = 12) -> list[float]:
+    """:func:`clean` of each value, each distinct value cleaned once (scores and deltas
+    take few distinct values: this is what makes a JSON of 100,000 cases quick)."""
+    cleaned = {v: clean(v, digits) for v in set(values)}
+    return list(map(cleaned.__getitem__, values))
+
+
 def classify(delta: float, threshold: float = DEFAULT_THRESHOLD) -> Outcome:
     """``win``, ``loss`` or ``tie`` for one case's delta (see the module docstring).
 
@@ -58,7 +66,8 @@ def classify(delta: float, threshold: float = DEFAULT_THRESHOLD) -> Outcome:
     return "tie"
 
 
-def _classify_all(delta: FloatArray, threshold: float) -> IntArray:
+def classify_all(delta: FloatArray, threshold: float = DEFAULT_THRESHOLD) -> IntArray:
+    """:func:`classify` of every delta at once, as codes: ``WIN``, ``TIE`` or ``LOSS``."""
     import numpy as np
 
     win = (delta > TOLERANCE) & (delta >= threshold - TOLERANCE)
@@ -211,17 +220,28 @@ class Comparison:
             "threshold": self.threshold,
             "matched": [
                 {
-                    "test_id": m.test_id,
-                    "score1": clean(m.score1),
-                    "score2": clean(m.score2),
-                    "delta": clean(m.delta),
-                    "outcome": m.outcome,
-                    "attempts1": m.attempts1,
-                    "attempts2": m.attempts2,
-                    "errors1": m.errors1,
-                    "errors2": m.errors2,
+                    "test_id": tid,
+                    "score1": s1,
+                    "score2": s2,
+                    "delta": d,
+                    "outcome": _OUTCOME_NAMES[o],
+                    "attempts1": a1,
+                    "attempts2": a2,
+                    "errors1": e1,
+                    "errors2": e2,
                 }
-                for m in self.matched()
+                for tid, s1, s2, d, o, a1, a2, e1, e2 in zip(
+                    self.test_ids,
+                    clean_all(self.score1.tolist()),
+                    clean_all(self.score2.tolist()),
+                    clean_all(self.delta.tolist()),
+                    self.outcome.tolist(),
+                    self.attempts1.tolist(),
+                    self.attempts2.tolist(),
+                    self.errors1.tolist(),
+                    self.errors2.tolist(),
+                    strict=True,
+                )
             ],
             "unmatched": {
                 "file1": len(self.unmatched_baseline),
@@ -243,6 +263,21 @@ class Comparison:
             },
         }
 
+    # -- conveniences that hand over to the renderers (imported when called) -------
+
+    def to_pandas(self) -> Any:
+        """The matched cases as a pandas ``DataFrame``, one row per case, in the
+        baseline's order (needs pandas: ``pip install 'evaldelta[pandas]'``)."""
+        from evaldelta.report.frames import comparison_frame
+
+        return comparison_frame(self)
+
+    def _repr_html_(self) -> str:
+        """The summary as an HTML fragment, for Jupyter."""
+        from evaldelta.report.html import render_html_summary
+
+        return render_html_summary(self)
+
 
 class Analysed(Protocol):
     """What the statistics layer attaches to a comparison."""
@@ -258,15 +293,20 @@ def compare_cases(
 
     check_threshold(threshold)
     position = {tid: i for i, tid in enumerate(candidate.test_ids)}
-    pairs = [(i, position.get(tid, -1)) for i, tid in enumerate(baseline.test_ids)]
+    # Where each baseline case is among the candidate's, -1 where it is not.
+    where = np.fromiter(
+        map(position.get, baseline.test_ids, repeat(-1)), np.int64, len(baseline.test_ids)
+    )
+    found = where >= 0
     # A case present on both sides but lost to infrastructure failures on either is
     # neither compared nor "unmatched": it is counted as not run.
-    ran1, ran2 = (baseline.valid > 0).tolist(), (candidate.valid > 0).tolist()
-    not_run = [baseline.test_ids[i] for i, j in pairs if j >= 0 and not (ran1[i] and ran2[j])]
-    idx1 = np.asarray([i for i, j in pairs if j >= 0 and ran1[i] and ran2[j]], dtype=np.int64)
-    idx2 = np.asarray([j for i, j in pairs if j >= 0 and ran1[i] and ran2[j]], dtype=np.int64)
+    ran = found & (baseline.valid > 0)
+    ran[found] &= candidate.valid[where[found]] > 0
+    not_run = [baseline.test_ids[i] for i in np.flatnonzero(found & ~ran).tolist()]
+    idx1 = np.flatnonzero(ran)
+    idx2 = where[idx1]
     in_candidate = np.zeros(len(candidate), dtype=np.bool_)
-    in_candidate[[j for _, j in pairs if j >= 0]] = True
+    in_candidate[where[found]] = True
 
     left = baseline.take(idx1)
     right = candidate.take(idx2)
@@ -279,18 +319,16 @@ def compare_cases(
         baseline_source=baseline.source,
         candidate_source=candidate.source,
         threshold=threshold,
-        test_ids=[baseline.test_ids[i] for i in idx1.tolist()],
+        test_ids=list(map(baseline.test_ids.__getitem__, idx1.tolist())),
         score1=score1,
         score2=score2,
         delta=delta,
-        outcome=_classify_all(delta, threshold),
+        outcome=classify_all(delta, threshold),
         attempts1=baseline.attempts[idx1],
         attempts2=candidate.attempts[idx2],
         errors1=baseline.errors[idx1],
         errors2=candidate.errors[idx2],
-        unmatched_baseline=[
-            tid for (i, j), tid in zip(pairs, baseline.test_ids, strict=True) if j < 0
-        ],
+        unmatched_baseline=[baseline.test_ids[i] for i in np.flatnonzero(~found).tolist()],
         unmatched_candidate=[
             tid
             for tid, hit in zip(candidate.test_ids, in_candidate.tolist(), strict=True)

@@ -100,6 +100,17 @@ def signed_metric(x: float, fmt: Callable[[float], str]) -> str:
     return ("+" if x >= 0 else "-") + fmt(abs(x))
 
 
+def relative_suffix(x: float) -> str:
+    """`` (+12%)`` for a relative change; a change under 1% keeps a decimal (``-0.4%``),
+    so that it never shows as "-0%"; nothing when there is no relative change."""
+    if math.isnan(x):
+        return ""
+    if abs(x) >= 0.0095:
+        return f" ({x:+.0%})"
+    text = f"{x:+.1%}"
+    return " (0%)" if text in ("+0.0%", "-0.0%") else f" ({text})"
+
+
 def ms(x: float) -> str:
     return f"{x:,.0f}ms"
 

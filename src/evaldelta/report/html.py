@@ -27,13 +27,13 @@ from evaldelta.pairing.matrix import MatrixComparison
 from evaldelta.pairing.pairwise import Comparison
 from evaldelta.report._html_assets import CSS, SCRIPT
 from evaldelta.report._text import analysis_of, plural
-from evaldelta.report.markdown import figure_rows, mcnemar_line
+from evaldelta.report.markdown import comparison_row, count_lines, figure_rows, mcnemar_line
 
 if TYPE_CHECKING:
     from evaldelta.model import IntArray, Run
     from evaldelta.stats import Interval
 
-__all__ = ["MAX_TEXT", "render_html", "script_json"]
+__all__ = ["MAX_TEXT", "render_html", "render_html_summary", "script_json"]
 
 #: Longest input, expected answer or output kept per case (in characters): the rest is
 #: cut, and says so, so that a run of long transcripts still gives a file that opens.
@@ -395,9 +395,9 @@ def _matrix_payload(m: MatrixComparison, runs: Sequence[Run], max_text: int) -> 
     return payload
 
 
-def _header(result: Comparison | MatrixComparison, title: str) -> str:
+def _header(result: Comparison | MatrixComparison, title: str, level: int = 1) -> str:
     """The static top of the page (escaped): what is compared and the verdict."""
-    parts = [f"<h1>{_plain(title)}</h1>"]
+    parts = [f"<h{level}>{_plain(title)}</h{level}>"]
     if isinstance(result, Comparison):
         parts.append(
             f'<p class="sub">Baseline <strong>{_plain(result.baseline)}</strong> → candidate '
@@ -433,12 +433,27 @@ def _header(result: Comparison | MatrixComparison, title: str) -> str:
     return "\n".join(parts)
 
 
+#: Style of the ``nav`` links, added only when a page has them.
+NAV_CSS = (
+    "nav.links { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 0 0 10px; }\n"
+    "nav.links a { color: var(--accent); text-decoration: none; }\n"
+)
+
+
+def _nav(links: Sequence[tuple[str, str]]) -> str:
+    if not links:
+        return ""
+    items = "".join(f'<a href="{_plain(href)}">{_plain(text)}</a>' for href, text in links)
+    return f'<nav class="links">{items}</nav>\n'
+
+
 def render_html(
     result: Comparison | MatrixComparison,
     *,
     runs: Sequence[Run] = (),
     title: str | None = None,
     max_text: int = MAX_TEXT,
+    nav: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The result as one self-contained HTML page.
 
@@ -450,6 +465,8 @@ def render_html(
             every figure but no texts.
         title: the page's heading (default: "evaldelta report").
         max_text: longest text kept per field and case.
+        nav: links (href, text) shown above the heading, as the dashboard puts its
+            way back to the runs list; none in a report written to a file.
     """
     from evaldelta import __version__
 
@@ -483,8 +500,9 @@ def render_html(
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<link rel="icon" href="data:,">\n'
         f"<title>{_plain(heading)}</title>\n"
-        f"<style>\n{CSS}</style>\n"
+        f"<style>\n{CSS}{NAV_CSS if nav else ''}</style>\n"
         "</head>\n<body>\n<header>\n"
+        f"{_nav(nav)}"
         f"{_header(result, heading)}\n"
         "</header>\n"
         '<main id="app"><noscript><p class="note">The charts and the case table need '
@@ -496,3 +514,42 @@ def render_html(
         f"<script>{SCRIPT}</script>\n"
         "</body>\n</html>\n"
     )
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
+    """A plain HTML table of text cells (escaped); columns from ``right_from`` on are
+    numbers, aligned right."""
+
+    def cells(tag: str, row: Sequence[str]) -> str:
+        return "".join(
+            f'<{tag} style="text-align:right">{_plain(cell)}</{tag}>'
+            if i >= right_from
+            else f"<{tag}>{_plain(cell)}</{tag}>"
+            for i, cell in enumerate(row)
+        )
+
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
+    return f"<table><thead><tr>{cells('th', header)}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_html_summary(result: Comparison | MatrixComparison) -> str:
+    """A compact HTML fragment of the result, for Jupyter's ``_repr_html_``: the
+    report's header (what is compared, the verdict), its headline figures and the
+    counts of cases, every text escaped. The full page is :func:`render_html`."""
+    if isinstance(result, MatrixComparison):
+        parts = [_header(result, "evaldelta: N-way comparison", level=3)]
+        if result.pairwise:
+            first = next((a for p in result.pairwise if (a := analysis_of(p)) is not None), None)
+            level = f"{level_text(first.figures.level)} CI" if first is not None else "CI"
+            columns = ("Comparison", "Wins", "Losses", "Ties", "Mean delta", level, "Verdict")
+            parts.append(_table(columns, [comparison_row(p) for p in result.pairwise]))
+    else:
+        parts = [_header(result, "evaldelta: comparison", level=3)]
+        a = analysis_of(result)
+        if a is not None:
+            parts += [f"<p><strong>Warning:</strong> {_plain(p.message)}</p>" for p in a.problems]
+            header = ("", "Baseline", "Candidate", "Change", f"{level_text(a.figures.level)} CI")
+            parts.append(_table(header, figure_rows(a)))
+            parts.append(f"<p>{_plain(mcnemar_line(a))}</p>")
+        parts += [f"<p>{_plain(line)}</p>" for line in count_lines(result)]
+    return '<div class="evaldelta">\n' + "\n".join(parts) + "\n</div>"

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from evaldelta.analysis.verdict import level_text
 from evaldelta.pairing.matrix import MatrixComparison
 from evaldelta.pairing.pairwise import Comparison, MatchedCase
-from evaldelta.report._text import METRIC_FORMATS, analysis_of, plural, signed_metric
+from evaldelta.report._text import (
+    METRIC_FORMATS,
+    analysis_of,
+    plural,
+    relative_suffix,
+    signed_metric,
+)
 
 if TYPE_CHECKING:
     from evaldelta.analysis import Analysis
@@ -23,6 +29,7 @@ __all__ = [
     "GATE_WORDS",
     "changed_cases",
     "comparison_row",
+    "count_lines",
     "escape",
     "figure_rows",
     "mcnemar_line",
@@ -124,7 +131,7 @@ def figure_rows(a: Analysis) -> list[tuple[str, str, str, str, str]]:
         label, fmt = METRIC_FORMATS[m.name]
         if m.name == "latency_ms":
             label += " (excluding waits)"
-        rel = "" if math.isnan(m.relative) else f" ({m.relative:+.0%})"
+        rel = relative_suffix(m.relative)
         ci = f"[{signed_metric(m.delta.ci_low, fmt)}, {signed_metric(m.delta.ci_high, fmt)}]"
         rows.append(
             (
@@ -158,6 +165,27 @@ def changed_cases(c: Comparison) -> list[MatchedCase]:
     order = {"loss": 0, "win": 1}
     changed.sort(key=lambda m: (order[m.outcome], m.delta if m.outcome == "loss" else -m.delta))
     return changed
+
+
+def count_lines(c: Comparison) -> list[str]:
+    """Cases compared, wins, losses, ties and the mean delta; then the cases not
+    compared, if any. Plain text (numbers only), shared with the HTML summary."""
+    s = c.summary
+    lines = [
+        f"{plural(s.matched, 'case', 'cases')} compared: {plural(s.wins, 'win', 'wins')}, "
+        f"{plural(s.losses, 'loss', 'losses')}, {plural(s.ties, 'tie', 'ties')} "
+        f"(threshold {c.threshold:g}); mean delta {s.mean_delta:+.3f}."
+    ]
+    only = [
+        plural(len(ids), f"case only in the {side}", f"cases only in the {side}")
+        for ids, side in ((c.unmatched_baseline, "baseline"), (c.unmatched_candidate, "candidate"))
+        if ids
+    ]
+    if c.not_run:
+        only.append(plural(len(c.not_run), "case", "cases") + " not run on one side")
+    if only:
+        lines.append(f"Not compared: {', '.join(only)}.")
+    return lines
 
 
 def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> str:
@@ -207,20 +235,7 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
                 lines.append(f"... and {len(f.categories) - 10} more (see the JSON output).")
     lines.append("")
     s = c.summary
-    lines.append(
-        f"{plural(s.matched, 'case', 'cases')} compared: {plural(s.wins, 'win', 'wins')}, "
-        f"{plural(s.losses, 'loss', 'losses')}, {plural(s.ties, 'tie', 'ties')} "
-        f"(threshold {c.threshold:g}); mean delta {s.mean_delta:+.3f}."
-    )
-    only = [
-        plural(len(ids), f"case only in the {side}", f"cases only in the {side}")
-        for ids, side in ((c.unmatched_baseline, "baseline"), (c.unmatched_candidate, "candidate"))
-        if ids
-    ]
-    if c.not_run:
-        only.append(plural(len(c.not_run), "case", "cases") + " not run on one side")
-    if only:
-        lines.append(f"Not compared: {', '.join(only)}.")
+    lines.extend(count_lines(c))
     changed = changed_cases(c)
     if changed:
         lines.append("")

@@ -8,11 +8,12 @@ and a ``Pairwise Summary:`` below. Wins are green, losses red, ties gray.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
 from evaldelta.pairing.matrix import MatrixComparison
-from evaldelta.pairing.pairwise import Comparison
+from evaldelta.pairing.pairwise import LOSS, TIE, WIN, Comparison
 from evaldelta.report._text import (
     ASCII_GLYPHS,
     METRIC_FORMATS,
@@ -23,12 +24,14 @@ from evaldelta.report._text import (
     ljust,
     plural,
     printable,
+    relative_suffix,
     rjust,
     signed_metric,
     width,
 )
 
 if TYPE_CHECKING:
+    from evaldelta.model import FloatArray
     from evaldelta.stats import Interval
 
 __all__ = ["render_matrix_table", "render_table"]
@@ -42,6 +45,18 @@ def _signed(x: float, digits: int) -> str:
     if float(text) != 0 or x == 0:
         return text
     return f"{x:+.1g}"  # -0.0004, not "-0.000" or a misleading "+0.000"
+
+
+def _formatted(values: FloatArray, fmt: Callable[[float], str]) -> list[str]:
+    """``fmt`` of each value, each distinct value formatted once (a negative zero, which
+    equals zero but formats as -0.00, is formatted on its own)."""
+    import numpy as np
+
+    floats = values.tolist()
+    if bool(np.any(np.signbit(values) & (values == 0))):
+        return [fmt(x) for x in floats]
+    text = {x: fmt(x) for x in set(floats)}  # NaNs: each its own key, found by identity
+    return list(map(text.__getitem__, floats))
 
 
 def _delta_style(x: float) -> str:
@@ -77,7 +92,12 @@ def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) ->
         lines.append(st("No test ids in common between the baseline and the candidate.", "yellow"))
     else:
         ids = [printable(t) for t in c.test_ids]
-        id_w = max(7, *(width(t) for t in ids))
+        joined = "".join(ids)
+        if joined.isascii() and "\x1b[" not in joined:
+            widths = list(map(len, ids))  # printable ASCII: one column a character
+        else:
+            widths = [width(t) for t in ids]
+        id_w = max(7, *widths)
         header = f"  {ljust('Test ID', id_w)}  {'Baseline':>8}  {'Candidate':>9}"
         rule = f"  {'-' * id_w}  {'-' * 8}  {'-' * 9}"
         if show_attempts:
@@ -85,18 +105,27 @@ def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) ->
             rule += f"  {'-' * 8}"
         lines.append(st(header + f"  {'Delta':>8}  Result", "dim"))
         lines.append(st(rule + f"  {'-' * 8}  {'-' * 8}", "dim"))
-        for tid, m in zip(ids, c.matched(), strict=True):
-            row = f"  {ljust(tid, id_w)}  {m.score1:8.2f}  {m.score2:9.2f}"
-            if show_attempts:
-                row += f"  {f'{m.attempts1} / {m.attempts2}':>8}"
-            delta = st(rjust(_signed(m.delta, 2), 8), _delta_style(m.delta))
-            if m.outcome == "win":
-                outcome = st(g["win"], "green")
-            elif m.outcome == "loss":
-                outcome = st(g["loss"], "red")
-            else:
-                outcome = st("= tie", "gray")
-            lines.append(f"{row}  {delta}  {outcome}")
+        # Scores and deltas take few distinct values: each is formatted once.
+        score1 = _formatted(c.score1, lambda x: f"{x:8.2f}")
+        score2 = _formatted(c.score2, lambda x: f"{x:9.2f}")
+        deltas = _formatted(c.delta, lambda x: st(rjust(_signed(x, 2), 8), _delta_style(x)))
+        outcomes = {
+            WIN: st(g["win"], "green"),
+            LOSS: st(g["loss"], "red"),
+            TIE: st("= tie", "gray"),
+        }
+        results = map(outcomes.__getitem__, c.outcome.tolist())
+        attempts = [""] * len(ids)
+        if show_attempts:
+            pairs = list(zip(c.attempts1.tolist(), c.attempts2.tolist(), strict=True))
+            attempt_text = {ab: f"  {f'{ab[0]} / {ab[1]}':>8}" for ab in set(pairs)}
+            attempts = list(map(attempt_text.__getitem__, pairs))
+        lines.extend(
+            f"  {tid}{' ' * (id_w - w)}  {s1}  {s2}{a}  {d}  {r}"
+            for tid, w, s1, s2, a, d, r in zip(
+                ids, widths, score1, score2, attempts, deltas, results, strict=True
+            )
+        )
 
     notes = []
     if c.unmatched_baseline or c.unmatched_candidate:
@@ -200,7 +229,7 @@ def _analysis_lines(c: Comparison, st: Style) -> list[str]:
     for metric in f.metrics:
         label, fmt = METRIC_FORMATS[metric.name]
         label += ":"
-        rel = "" if math.isnan(metric.relative) else f" ({metric.relative:+.0%})"
+        rel = relative_suffix(metric.relative)
         extra = " per case, excluding waits" if metric.name == "latency_ms" else " per case"
         out.append(
             f"{label:<14}{fmt(metric.baseline_mean)} -> {fmt(metric.candidate_mean)}{extra}   "

@@ -16,6 +16,7 @@ from __future__ import annotations
 from evaldelta.store.export import export_jsonl
 from evaldelta.store.runstore import (
     DEFAULT_STORE,
+    Progress,
     RunStore,
     StoredRun,
     dataset_hash,
@@ -27,6 +28,7 @@ from evaldelta.store.schema import SCHEMA_VERSION
 __all__ = [
     "DEFAULT_STORE",
     "SCHEMA_VERSION",
+    "Progress",
     "RunStore",
     "StoredRun",
     "dataset_hash",

@@ -11,6 +11,7 @@ decode per chunk: no Python object per record except where the run itself holds 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from evaldelta.model import Run
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["Chunk", "decode_run", "encode_run"]
+__all__ = ["Chunk", "column_names", "decode_run", "encode_run"]
 
 #: Records per chunk of a numeric column (8 MB of float64).
 NUMERIC_CHUNK = 1 << 20
@@ -124,42 +125,63 @@ def _list_piece(values: Sequence[Any]) -> Callable[[int, int], Any]:
     return lambda start, stop: list(values[start:stop])
 
 
-def encode_run(run: Run) -> Iterator[Chunk]:
-    """Every column of ``run`` as chunks (run-level facts are the caller's to store)."""
+def _single(name: str, value: Any) -> Iterator[Chunk]:
+    yield Chunk(name, 0, MSGPACK, _msgpack(value))
+
+
+def _sparse_chunks(name: str, n: int, mapping: Mapping[int, Any]) -> Iterator[Chunk]:
+    return _object_chunks(name, n, _sparse_piece(mapping))
+
+
+def _plan(run: Run) -> Iterator[tuple[str, Callable[[], Iterator[Chunk]]]]:
+    """Each stored column of ``run``: its name, and how to encode it (when asked)."""
     import numpy as np
 
     n = len(run)
-    yield Chunk("test_ids", 0, MSGPACK, _msgpack(run.test_ids))
-    yield Chunk("targets", 0, MSGPACK, _msgpack(run.targets))
-    yield Chunk("categories", 0, MSGPACK, _msgpack(run.categories))
+    for name in ("test_ids", "targets", "categories"):
+        yield name, partial(_single, name, getattr(run, name))
     for name in INT_COLUMNS:
-        yield from _array_chunks(name, getattr(run, name))
-    yield from _array_chunks("safety_failure", run.safety_failure)
+        yield name, partial(_array_chunks, name, getattr(run, name))
+    yield "safety_failure", partial(_array_chunks, "safety_failure", run.safety_failure)
     for name in FLOAT_COLUMNS:
-        yield from _array_chunks(name, getattr(run, name))
+        yield name, partial(_array_chunks, name, getattr(run, name))
     for name in OPTIONAL_FLOAT_COLUMNS:
         col = getattr(run, name)
         if not np.isnan(col).all():
-            yield from _array_chunks(name, col)
+            yield name, partial(_array_chunks, name, col)
     if run.lines is not None:
-        yield from _array_chunks("lines", run.lines)
+        yield "lines", partial(_array_chunks, "lines", run.lines)
     for name in SPARSE_COLUMNS:
         mapping = getattr(run, name)
         if mapping:
-            yield from _object_chunks(name, n, _sparse_piece(mapping))
+            yield name, partial(_sparse_chunks, name, n, mapping)
     scorers = list(run.scorer_scores)
-    yield Chunk("scorers", 0, MSGPACK, _msgpack(scorers))
+    yield "scorers", partial(_single, "scorers", scorers)
     for i, name in enumerate(scorers):
-        yield from _array_chunks(f"scorer:{i}", run.scorer_scores[name])
+        yield f"scorer:{i}", partial(_array_chunks, f"scorer:{i}", run.scorer_scores[name])
     extra = list(run.extra)
-    yield Chunk("extra", 0, MSGPACK, _msgpack(extra))
+    yield "extra", partial(_single, "extra", extra)
     for i, name in enumerate(extra):
-        yield from _object_chunks(f"extra:{i}", n, _list_piece(run.extra[name]))
+        yield f"extra:{i}", partial(_object_chunks, f"extra:{i}", n, _list_piece(run.extra[name]))
     if run.texts is not None:
         fields = list(run.texts)
-        yield Chunk("texts", 0, MSGPACK, _msgpack(fields))
+        yield "texts", partial(_single, "texts", fields)
         for name in fields:
-            yield from _object_chunks(f"text:{name}", n, _list_piece(run.texts[name]))
+            text = f"text:{name}"
+            yield text, partial(_object_chunks, text, n, _list_piece(run.texts[name]))
+
+
+def encode_run(run: Run) -> Iterator[Chunk]:
+    """Every column of ``run`` as chunks, column after column (run-level facts are the
+    caller's to store)."""
+    for _, chunks in _plan(run):
+        yield from chunks()
+
+
+def column_names(run: Run) -> list[str]:
+    """The names of the columns :func:`encode_run` writes for ``run``, in its order
+    (without encoding anything: to tell how far an import has got)."""
+    return [name for name, _ in _plan(run)]
 
 
 def _array(chunks: list[tuple[str, bytes]], dtype: str) -> npt.NDArray[Any]:

@@ -9,7 +9,7 @@ the first and the last record.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from evaldelta.model import Run
@@ -125,8 +125,16 @@ def jsonl_lines(run: Run) -> Iterator[bytes]:
         yield encoder.encode_lines(batch)
 
 
-def export_jsonl(run: Run, out: IO[bytes]) -> int:
-    """Write ``run`` to ``out`` as JSON Lines; returns the number of records written."""
-    for lines in jsonl_lines(run):
+def export_jsonl(
+    run: Run, out: IO[bytes], *, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Write ``run`` to ``out`` as JSON Lines; returns the number of records written.
+
+    ``progress`` is told how many records have been written, out of how many.
+    """
+    n = len(run)
+    for i, lines in enumerate(jsonl_lines(run)):
         out.write(lines)
-    return len(run)
+        if progress is not None:
+            progress(min((i + 1) * BATCH, n), n)
+    return n

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +18,13 @@ from typing import Any
 
 from evaldelta.errors import StoreError
 from evaldelta.model import Run
+from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD
 from evaldelta.store import codec
 from evaldelta.store.schema import SCHEMA_VERSION, check_version, migrate, read_version
 
 __all__ = [
     "DEFAULT_STORE",
+    "Progress",
     "RunStore",
     "StoredRun",
     "default_name",
@@ -37,11 +39,32 @@ BUSY_TIMEOUT = 60.0
 LIST_HINT = "list runs with `evaldelta runs list`"
 
 RunRef = int | str
+#: Told how far a long step has got: ``progress(done, total)``, in units of the step's
+#: own (bytes read, columns written); called often, so it should be cheap.
+Progress = Callable[[int, int], None]
 
 _COLUMNS = (
     "id, name, created_at, started_at, finished_at, status, source_format, source_path, "
     "dataset_hash, config, notes, targets, records, cases"
 )
+#: The figures of :func:`evaldelta.analysis.summary.summarise`, one column each in
+#: ``run_summaries`` (``attempts_per_case`` as a JSON array).
+_FIGURES = (
+    "target",
+    "cases",
+    "attempts",
+    "attempts_per_case",
+    "errors",
+    "infrastructure_failures",
+    "pass_rate",
+    "mean_score",
+    "latency_ms",
+    "cost_usd",
+    "safety_failures",
+)
+_SUMMARY_COLUMNS = ", ".join(_FIGURES)
+#: One run's figures, per target in the run's order of targets.
+RunFigures = list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +342,7 @@ class RunStore:
         name: str | None = None,
         config: Mapping[str, Any] | None = None,
         notes: str | None = None,
+        progress: Progress | None = None,
     ) -> int:
         """Store ``run`` as it is (all its targets in one stored run); returns its id.
 
@@ -326,9 +350,13 @@ class RunStore:
             name: the run's name (default: its file's name, without extensions).
             config: settings to record beside those the run declares (these win).
             notes: free text kept with the run.
+            progress: told how far the writing has got (see :data:`Progress`).
         """
+        counter = _WriteProgress([run], progress)
         with self._transaction("store the run") as conn:
-            return self._insert(conn, run, name, config, notes)
+            rid = self._insert(conn, run, name, config, notes, counter)
+        counter.finish()
+        return rid
 
     def import_run(
         self,
@@ -338,11 +366,13 @@ class RunStore:
         target: str | None = None,
         config: Mapping[str, Any] | None = None,
         notes: str | None = None,
+        progress: Progress | None = None,
     ) -> list[int]:
         """Store ``run`` as ``evaldelta runs import`` does; returns the new ids.
 
         A run of several targets becomes one stored run per target, named
         ``NAME/target``, all in one transaction; ``target`` keeps only that one.
+        ``progress`` is told how far the writing has got (see :data:`Progress`).
         """
         base = name if name is not None else default_name(run.source)
         if target is not None:
@@ -357,8 +387,14 @@ class RunStore:
             parts = [(f"{base}/{t}", run.select_target(t)) for t in run.target_names]
         else:
             parts = [(base, run)]
+        counter = _WriteProgress([part for _, part in parts], progress)
         with self._transaction("store the run") as conn:
-            return [self._insert(conn, part, part_name, config, notes) for part_name, part in parts]
+            ids = [
+                self._insert(conn, part, part_name, config, notes, counter)
+                for part_name, part in parts
+            ]
+        counter.finish()
+        return ids
 
     def _insert(
         self,
@@ -367,6 +403,7 @@ class RunStore:
         name: str | None,
         config: Mapping[str, Any] | None,
         notes: str | None,
+        counter: _WriteProgress,
     ) -> int:
         name = _check_name(name if name is not None else default_name(run.source))
         if len(run) == 0:
@@ -398,8 +435,9 @@ class RunStore:
         rid = int(cursor.lastrowid or 0)
         conn.executemany(
             "INSERT INTO record_columns (run, name, first, encoding, data) VALUES (?, ?, ?, ?, ?)",
-            _rows(rid, codec.encode_run(run)),
+            _rows(rid, counter.count(run, codec.encode_run(run))),
         )
+        _keep_summary(conn, rid, _summarise(run, DEFAULT_PASS_THRESHOLD), DEFAULT_PASS_THRESHOLD)
         return rid
 
     # -- reading --------------------------------------------------------------------
@@ -413,27 +451,41 @@ class RunStore:
             raise StoreError(f"run {rid} not found in {self._name}; {LIST_HINT}")
         return _stored(row)
 
-    def get_run(self, ref: RunRef, *, keep_text: bool = True) -> Run:
+    def get_run(
+        self, ref: RunRef, *, keep_text: bool = True, progress: Progress | None = None
+    ) -> Run:
         """The stored run ``ref`` names, as a :class:`~evaldelta.model.Run`.
 
         Its records, status, config, start and end times and input fingerprints are
         those it was stored with, so comparisons apply the same fairness checks as
         on the file. ``keep_text=False`` leaves out inputs, outputs and expected
-        answers (faster, and all a comparison needs).
+        answers (faster, and all a comparison needs). ``progress`` is told how many
+        bytes of the run's columns have been read, out of how many.
         """
         with self._translated("read the run"):
             # One read transaction: the run cannot be deleted between its two queries.
             self._conn.execute("BEGIN")
             try:
                 stored = self.info(ref)
-                query = "SELECT name, encoding, data FROM record_columns WHERE run = ?"
+                where = "FROM record_columns WHERE run = ?"
                 if not keep_text:
-                    query += " AND name NOT LIKE 'text%'"
+                    where += " AND name NOT LIKE 'text%'"
+                total = done = 0
+                if progress is not None:
+                    # SQLite knows a BLOB's length without reading it.
+                    row = self._conn.execute(
+                        f"SELECT coalesce(sum(length(data)), 0) {where}", (stored.id,)
+                    ).fetchone()
+                    total = int(row[0])
+                    progress(0, total)
                 columns: dict[str, list[tuple[str, bytes]]] = {}
                 for name, encoding, data in self._conn.execute(
-                    query + " ORDER BY name, first", (stored.id,)
+                    f"SELECT name, encoding, data {where} ORDER BY name, first", (stored.id,)
                 ):
                     columns.setdefault(name, []).append((encoding, data))
+                    if progress is not None:
+                        done += len(data)
+                        progress(done, total)
             finally:
                 self._conn.execute("COMMIT")
         return codec.decode_run(
@@ -461,6 +513,66 @@ class RunStore:
         with self._translated("list the runs"):
             return [_stored(row) for row in self._conn.execute(query, params)]
 
+    def summary(self, ref: RunRef, *, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> RunFigures:
+        """The run's figures per target, as :func:`evaldelta.analysis.summary.summarise`
+        gives them, read from the store (see :meth:`summaries`)."""
+        rid = self.resolve(ref)
+        return self.summaries([rid], pass_threshold=pass_threshold)[rid]
+
+    def summaries(
+        self,
+        ids: Sequence[int],
+        *,
+        pass_threshold: float = DEFAULT_PASS_THRESHOLD,
+        progress: Progress | None = None,
+    ) -> dict[int, RunFigures]:
+        """The figures per target of the runs with these ids, by id, read from the store
+        without decoding their records.
+
+        Runs stored before the store kept figures (schema version 1), and any pass
+        threshold but the default, have them computed from their records; for the
+        default threshold they are then kept, so that this happens once per run.
+        ``progress`` is told how many of those runs have been read, out of how many.
+
+        Raises:
+            StoreError: no run with one of the ids.
+        """
+        wanted = list(dict.fromkeys(ids))
+        found: dict[int, RunFigures] = {}
+        with self._translated("read the runs' summaries"):
+            for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
+                part = wanted[start : start + 500]
+                marks = ", ".join("?" * len(part))
+                for row in self._conn.execute(
+                    f"SELECT run, {_SUMMARY_COLUMNS} FROM run_summaries "
+                    f"WHERE run IN ({marks}) AND pass_threshold = ? ORDER BY run, position",
+                    (*part, pass_threshold),
+                ):
+                    found.setdefault(int(row[0]), []).append(_figures_of(row[1:]))
+        missing = [rid for rid in wanted if rid not in found]
+        for done, rid in enumerate(missing):
+            if progress is not None:
+                progress(done, len(missing))
+            figures = _summarise(self.get_run(rid, keep_text=False), pass_threshold)
+            found[rid] = figures
+            if pass_threshold == DEFAULT_PASS_THRESHOLD:
+                self._backfill(rid, figures, pass_threshold)
+        if progress is not None and missing:
+            progress(len(missing), len(missing))
+        return {rid: found[rid] for rid in wanted}
+
+    def _backfill(self, rid: int, figures: RunFigures, pass_threshold: float) -> None:
+        """Keep the figures of a run stored without them."""
+        try:
+            with self._transaction("keep the run's summary") as conn:
+                if conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone():
+                    _keep_summary(conn, rid, figures, pass_threshold, replace=False)
+        except StoreError:
+            # Only a cache: a store we cannot write to now (a read-only file, or one
+            # another process keeps locked) still answers, and computes the figures
+            # again the next time they are asked for.
+            pass
+
     # -- changing -------------------------------------------------------------------
 
     def delete_run(self, ref: RunRef) -> StoredRun:
@@ -477,6 +589,75 @@ class RunStore:
             stored = self.info(ref)
             conn.execute("UPDATE runs SET name = ? WHERE id = ?", (name, stored.id))
         return self.info(stored.id)
+
+
+def _summarise(run: Run, pass_threshold: float) -> RunFigures:
+    from evaldelta.analysis.summary import summarise
+
+    return summarise(run, pass_threshold)
+
+
+def _figures_of(row: Sequence[Any]) -> dict[str, Any]:
+    """A row of ``SELECT {_SUMMARY_COLUMNS} FROM run_summaries`` as one target's figures."""
+    figures = dict(zip(_FIGURES, row, strict=True))
+    figures["attempts_per_case"] = _from_json(figures["attempts_per_case"])
+    return figures
+
+
+def _keep_summary(
+    conn: sqlite3.Connection,
+    rid: int,
+    figures: RunFigures,
+    pass_threshold: float,
+    *,
+    replace: bool = True,
+) -> None:
+    verb = "INSERT" if replace else "INSERT OR IGNORE"
+    marks = ", ".join("?" * (3 + len(_FIGURES)))
+    conn.executemany(
+        f"{verb} INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
+        f"VALUES ({marks})",
+        [
+            (
+                rid,
+                position,
+                pass_threshold,
+                *(_json(f[key]) if key == "attempts_per_case" else f[key] for key in _FIGURES),
+            )
+            for position, f in enumerate(figures)
+        ],
+    )
+
+
+class _WriteProgress:
+    """Counts the columns an import has written, to tell ``progress`` how far it has got.
+
+    The unit is one column of one record: a run of ``n`` records and ``k`` stored
+    columns is ``n * k`` of them, and a chunk counts as done once the next is asked for.
+    """
+
+    def __init__(self, runs: Sequence[Run], progress: Progress | None) -> None:
+        self.progress = progress
+        self.total = (
+            sum(len(r) * len(codec.column_names(r)) for r in runs) if progress is not None else 0
+        )
+        self.done = 0
+
+    def count(self, run: Run, chunks: Iterable[codec.Chunk]) -> Iterator[codec.Chunk]:
+        if self.progress is None:
+            yield from chunks
+            return
+        n, base, column, last = len(run), self.done, -1, None
+        for chunk in chunks:
+            if chunk.name != last:
+                column, last = column + 1, chunk.name
+            self.progress(base + column * n + chunk.first, self.total)
+            yield chunk
+        self.done = base + (column + 1) * n
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total)
 
 
 def _rows(rid: int, chunks: Iterable[codec.Chunk]) -> Iterator[tuple[Any, ...]]:

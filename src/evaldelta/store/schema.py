@@ -5,7 +5,8 @@ the migrations it lacks, in order, each version in one transaction; a store writ
 by a newer evaldelta (a version beyond :data:`SCHEMA_VERSION`) is refused before
 anything is written to it.
 
-Runs are rows of ``runs``; their records are kept by column, as in
+Runs are rows of ``runs`` (and their summary figures per target rows of
+``run_summaries``); their records are kept by column, as in
 :class:`~evaldelta.model.Run`: one BLOB per column and chunk of records in
 ``record_columns``. A row per record would cost a Python object per value on the way
 in and out: a million records took 7 s to write and 3 s to read back that way,
@@ -58,6 +59,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             data     BLOB NOT NULL,
             PRIMARY KEY (run, name, first)
         )
+        """,
+    ),
+    # Version 2: each run's summary figures per target, kept when the run is stored so
+    # that listing and showing runs never decodes their records. Runs stored by
+    # version 1 have no rows here until their figures are first asked for (then
+    # computed from their records and kept).
+    (
+        """
+        CREATE TABLE run_summaries (
+            run                     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            position                INTEGER NOT NULL,  -- the target's place in runs.targets
+            target                  TEXT,              -- NULL: records that name no target
+            pass_threshold          REAL NOT NULL,     -- the score that passes, without a flag
+            cases                   INTEGER NOT NULL,
+            attempts                INTEGER NOT NULL,
+            attempts_per_case       TEXT NOT NULL,     -- JSON array: the distinct counts
+            errors                  INTEGER NOT NULL,
+            infrastructure_failures INTEGER NOT NULL,
+            safety_failures         INTEGER NOT NULL,
+            pass_rate               REAL,              -- means over cases; NULL: no case ran
+            mean_score              REAL,
+            latency_ms              REAL,              -- excluding waits; NULL: not reported
+            cost_usd                REAL,              -- the total; NULL: not reported
+            PRIMARY KEY (run, position)
+        ) WITHOUT ROWID
         """,
     ),
 )

@@ -1,0 +1,106 @@
+"""The dashboard behind a socket: the standard library's threading HTTP server.
+
+No framework: nothing to install, nothing fetched, and it starts in a fraction of a
+second. Each request runs in its own thread (a slow comparison does not hold up the
+runs list) and opens the store for itself.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from evaldelta.serve.app import Dashboard
+
+__all__ = ["DashboardServer", "is_loopback", "loopback_names", "make_server"]
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names this machine only (``127.0.0.1``, ``::1``, ``localhost``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def loopback_names(host: str) -> list[str]:
+    """The Host header names a browser on this machine may use for a loopback server."""
+    return sorted({"localhost", "127.0.0.1", "::1", host.strip("[]").lower()})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: DashboardServer
+    server_version = "evaldelta"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self) -> None:
+        response = self.server.dashboard.handle(self.command, self.path, self.headers.get("Host"))
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(response.body)
+
+    # Every method gets an answer: GET and HEAD a page, the others a 405 page.
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _answer  # noqa: N815
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: a dashboard's requests are no news (failures are logged by the app)."""
+
+    def log_error(self, format: str, *args: Any) -> None:
+        self.server.dashboard.log(f"{self.address_string()}: {format % args}")
+
+
+class DashboardServer(ThreadingHTTPServer):
+    """A threading HTTP server answering with a :class:`Dashboard`."""
+
+    daemon_threads = True  # Ctrl-C does not wait for a browser's idle connections
+
+    def __init__(self, address: tuple[str, int], dashboard: Dashboard) -> None:
+        host = address[0]
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        self.dashboard = dashboard
+        super().__init__((host.strip("[]"), address[1]), _Handler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = str(self.server_address[0])
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that went away mid-answer is no error worth a traceback."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        self.dashboard.log(f"{client_address[0]}: {type(exc).__name__}: {exc}")
+
+
+def make_server(dashboard: Dashboard, host: str = "127.0.0.1", port: int = 8765) -> DashboardServer:
+    """A server for ``dashboard`` listening on ``host:port`` (port 0: any free port).
+
+    Bound to a loopback address, it answers only requests naming a loopback host (a
+    guard against DNS rebinding) unless the dashboard was told otherwise.
+
+    Raises:
+        OSError: the address cannot be bound (the port is taken, no such interface).
+    """
+    if dashboard.allowed_hosts is None and is_loopback(host):
+        dashboard.allowed_hosts = frozenset(loopback_names(host))
+    return DashboardServer((host, port), dashboard)

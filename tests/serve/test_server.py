@@ -1,0 +1,130 @@
+"""The dashboard behind a real socket: statuses, headers, HEAD, the Host guard."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from pathlib import Path
+
+import pytest
+
+from evaldelta.serve import Dashboard, is_loopback, make_server
+from tests.serve.stores import FewRuns, serving
+
+
+def request(
+    url: str, path: str, method: str = "GET", host: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        headers = {"Host": host} if host is not None else {}
+        conn.request(method, path, headers=headers)
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
+
+
+def test_pages_over_http(few: FewRuns) -> None:
+    with serving(few.path) as url:
+        assert url.startswith("http://127.0.0.1:")
+        status, headers, body = request(url, "/")
+        assert status == 200
+        assert headers["content-type"] == "text/html; charset=utf-8"
+        assert int(headers["content-length"]) == len(body)
+        assert "default-src 'none'" in headers["content-security-policy"]
+        assert headers["server"].startswith("evaldelta")
+        assert b"support-v1" in body
+        status, _, body = request(url, f"/compare?baseline={few.v1}&candidate={few.v2}")
+        assert status == 200
+        assert b'<span class="badge better">Better</span>' in body
+        status, _, body = request(url, "/runs/424242")
+        assert status == 404
+        assert b"No run 424242 in this store" in body
+        status, _, _ = request(url, "/?page=nope")
+        assert status == 400
+
+
+def test_head_has_no_body(few: FewRuns) -> None:
+    with serving(few.path) as url:
+        status, headers, body = request(url, "/", "HEAD")
+        assert status == 200
+        assert int(headers["content-length"]) > 1000
+        assert body == b""
+
+
+def test_writes_are_refused(few: FewRuns) -> None:
+    with serving(few.path) as url:
+        for method in ("POST", "PUT", "DELETE"):
+            status, headers, body = request(url, f"/runs/{few.v1}", method)
+            assert status == 405
+            assert headers["allow"] == "GET, HEAD"
+            assert b"The dashboard is read-only" in body
+
+
+def test_a_loopback_server_answers_loopback_names_only(few: FewRuns) -> None:
+    with serving(few.path) as url:
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        assert request(url, "/", host=f"localhost:{port}")[0] == 200
+        status, _, body = request(url, "/", host=f"attacker.example:{port}")
+        assert status == 421
+        assert b"attacker.example" in body
+
+
+def test_a_server_told_to_listen_elsewhere_takes_any_name(few: FewRuns) -> None:
+    dashboard = Dashboard(str(few.path))
+    server = make_server(dashboard, "0.0.0.0", 0)
+    assert dashboard.allowed_hosts is None
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/"
+        assert request(url, "/", host="my-box.lan")[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_a_taken_port_is_an_os_error(few: FewRuns) -> None:
+    with serving(few.path) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        with pytest.raises(OSError, match=r"[Aa]ddress already in use"):
+            make_server(Dashboard(str(few.path)), "127.0.0.1", port)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("", False),
+        ("192.168.1.5", False),
+        ("example.com", False),
+    ],
+)
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_requests_run_side_by_side(tmp_path: Path, few: FewRuns) -> None:
+    """Several requests at once, each with its own connection to the store."""
+    results: list[int] = []
+    with serving(few.path) as url:
+
+        def fetch(path: str) -> None:
+            results.append(request(url, path)[0])
+
+        paths = ["/", f"/runs/{few.v1}", f"/compare?baseline={few.v1}&candidate={few.v3}"] * 4
+        threads = [threading.Thread(target=fetch, args=(p,)) for p in paths]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    assert results == [200] * len(paths)
