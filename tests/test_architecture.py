@@ -198,3 +198,24 @@ def test_compare_loads_only_what_it_needs() -> None:
     assert {"numpy", "msgspec"} <= loaded
     heavy = {"scipy", "pandas", "rich", "sqlite3", "duckdb", "statsmodels", "asyncio", "email"}
     assert not heavy & loaded
+    # Nor the parts of evaldelta other commands use.
+    unused = {
+        "evaldelta.analysis.scorers",
+        "evaldelta.store",
+        "evaldelta.serve",
+        "evaldelta.report.html",
+        "evaldelta.report.frames",
+    }
+    assert not unused & loaded
+
+
+def test_compare_runs_defaults_are_the_scorers_module_s() -> None:
+    """api.py spells compare_runs' defaults out so as not to import the module at load."""
+    import inspect
+
+    from evaldelta import api
+    from evaldelta.analysis import scorers
+
+    params = inspect.signature(api.compare_runs).parameters
+    assert params["tolerance"].default == scorers.DEFAULT_TOLERANCE
+    assert params["regression_threshold"].default == scorers.DEFAULT_REGRESSION_THRESHOLD

@@ -14,13 +14,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis import Settings, analyze
-from evaldelta.analysis.scorers import (
-    DEFAULT_REGRESSION_THRESHOLD,
-    DEFAULT_TOLERANCE,
-    RunComparison,
-    check_options,
-    compare_scorers,
-)
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import Cases, cases
@@ -34,7 +27,13 @@ from evaldelta.pairing.pairwise import (
 )
 
 if TYPE_CHECKING:
+    from evaldelta.analysis.scorers import RunComparison
     from evaldelta.store import RunStore
+
+# compare_runs' defaults, as in evaldelta.analysis.scorers (imported when it is called:
+# `evaldelta compare` does not need it, and start-up counts).
+DEFAULT_TOLERANCE = 0.01
+DEFAULT_REGRESSION_THRESHOLD = 0.05
 
 __all__ = ["compare", "compare_matrix", "compare_runs", "sample_ids"]
 
@@ -240,6 +239,8 @@ def compare_runs(
         PairingError: no case or no scorer in common.
         UsageError: a negative tolerance or threshold, or a reference without a store.
     """
+    from evaldelta.analysis.scorers import check_options, compare_scorers
+
     check_options(tolerance, regression_threshold)
     base_run, cand_run = _stored_runs(store, baseline_ref, candidate_ref)
     same = base_run is cand_run
