@@ -57,6 +57,24 @@ class Opened:
     requests: list[str] = field(default_factory=list)
 
 
+def watched_page(context: Any) -> Opened:
+    """A new page of ``context``, recording what it complains about and fetches."""
+    page = context.new_page()
+    opened = Opened(page)
+    page.on(
+        "console",
+        lambda m: (
+            opened.errors.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda e: opened.errors.append(f"page error: {e}"))
+    page.on("dialog", lambda d: opened.errors.append(f"dialog: {d.message}"))
+    page.on("request", lambda r: opened.requests.append(r.url))
+    return opened
+
+
 @pytest.fixture
 def open_report(browser: Any) -> Iterator[Any]:
     """``open_report(path)``: the report at ``path``, opened from disk and ready."""
@@ -65,21 +83,9 @@ def open_report(browser: Any) -> Iterator[Any]:
     def open_(path: Path, *, timeout_ms: float = 10_000) -> Opened:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         contexts.append(context)
-        page = context.new_page()
-        opened = Opened(page)
-        page.on(
-            "console",
-            lambda m: (
-                opened.errors.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
-        page.on("pageerror", lambda e: opened.errors.append(f"page error: {e}"))
-        page.on("dialog", lambda d: opened.errors.append(f"dialog: {d.message}"))
-        page.on("request", lambda r: opened.requests.append(r.url))
-        page.goto(path.resolve().as_uri())
-        page.wait_for_selector("html[data-ready]", timeout=timeout_ms)
+        opened = watched_page(context)
+        opened.page.goto(path.resolve().as_uri())
+        opened.page.wait_for_selector("html[data-ready]", timeout=timeout_ms)
         return opened
 
     yield open_

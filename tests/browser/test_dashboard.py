@@ -19,7 +19,7 @@ import pytest
 
 from evaldelta.api import compare
 from evaldelta.store import open_store
-from tests.browser.conftest import Opened
+from tests.browser.conftest import Opened, watched_page
 from tests.conftest import REPO
 from tests.serve.stores import (
     HOSTILE_ID,
@@ -52,22 +52,10 @@ def open_page(browser: Any) -> Iterator[Open]:
     def open_(url: str, *, ready: bool = True) -> Opened:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         contexts.append(context)
-        page = context.new_page()
-        opened = Opened(page)
-        page.on(
-            "console",
-            lambda m: (
-                opened.errors.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
-        page.on("pageerror", lambda e: opened.errors.append(f"page error: {e}"))
-        page.on("dialog", lambda d: opened.errors.append(f"dialog: {d.message}"))
-        page.on("request", lambda r: opened.requests.append(r.url))
-        page.goto(url)
+        opened = watched_page(context)
+        opened.page.goto(url)
         if ready:
-            page.wait_for_selector("html[data-ready]", timeout=10_000)
+            opened.page.wait_for_selector("html[data-ready]", timeout=10_000)
         return opened
 
     yield open_
