@@ -249,3 +249,17 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as err:
         open_store(tmp_path)
     assert str(err.value) == f"{tmp_path}: is a folder, not a run store; give the file's path"
+
+
+def test_a_reader_that_must_not_write_gets_the_figures_without_keeping_them(
+    tmp_path: Path,
+) -> None:
+    """``keep=False`` (the dashboard's read-only reading): the same figures, nothing
+    written back."""
+    path = _from_dump(tmp_path / "old.db")
+    with open_store(path) as store:
+        before = path.read_bytes()
+        got = store.summaries([1, 2], keep=False)
+        assert got == {1: summarise(store.get_run(1)), 2: summarise(store.get_run(2))}
+        assert _summary_rows(path) == []
+        assert path.read_bytes() == before

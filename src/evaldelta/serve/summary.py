@@ -1,10 +1,12 @@
-"""The runs list's rows: what the store says about each run, and its figures, computed
+"""The runs list's rows: what the store says about each run, and its figures, read
 once per run and kept in memory.
 
 Listing runs reads only the ``runs`` table; the pass rate, mean score and cost of a
-run need its records. Those are read for the rows a page shows (or, to sort by one of
-them, for every run listed) and kept: a stored run's records never change, so a
-figure computed once stays true for as long as the run exists.
+run come from the figures the store keeps beside it (computed from its records, and
+not written back, for a run stored before the store kept them). They are read for the
+rows a page shows (or, to sort by one of them, for every run listed) and kept: a
+stored run's records never change, so a figure read once stays true for as long as
+the run exists.
 """
 
 from __future__ import annotations
@@ -137,25 +139,37 @@ class SummaryCache:
             return self._done.get(self.key(info))
 
     def fill(self, store: RunStore, infos: Iterable[StoredRun]) -> dict[int, RunSummary]:
-        """The summaries of ``infos`` by run id, reading the records of those not yet
-        known; a run deleted meanwhile is left out."""
-        from evaldelta.analysis.summary import summarise
-
+        """The summaries of ``infos`` by run id: those not yet known are read from the
+        figures the store keeps (computed from the records, and not written back, for
+        runs stored before it kept them); a run deleted meanwhile is left out."""
         out: dict[int, RunSummary] = {}
+        unknown: list[StoredRun] = []
         for info in infos:
             known = self.get(info)
             if known is None:
-                try:
-                    run = store.get_run(info.id, keep_text=False)
-                except StoreError:
-                    if store.find(info.id) is None:
-                        continue
-                    raise
-                known = summary_of(summarise(run, self.pass_threshold))
+                unknown.append(info)
+            else:
+                out[info.id] = known
+        if not unknown:
+            return out
+        try:
+            figures = store.summaries(
+                [i.id for i in unknown], pass_threshold=self.pass_threshold, keep=False
+            )
+        except StoreError:  # one of them deleted meanwhile: one by one, leaving it out
+            figures = {}
+            for info in unknown:
+                if store.find(info.id) is not None:
+                    figures.update(
+                        store.summaries([info.id], pass_threshold=self.pass_threshold, keep=False)
+                    )
+        for info in unknown:
+            if info.id in figures:
+                known = summary_of(figures[info.id])
                 with self._lock:
                     self._done[self.key(info)] = known
                     self.computed += 1
-            out[info.id] = known
+                out[info.id] = known
         return out
 
     def __len__(self) -> int:

@@ -525,14 +525,16 @@ class RunStore:
         *,
         pass_threshold: float = DEFAULT_PASS_THRESHOLD,
         progress: Progress | None = None,
+        keep: bool = True,
     ) -> dict[int, RunFigures]:
         """The figures per target of the runs with these ids, by id, read from the store
         without decoding their records.
 
         Runs stored before the store kept figures (schema version 1), and any pass
         threshold but the default, have them computed from their records; for the
-        default threshold they are then kept, so that this happens once per run.
-        ``progress`` is told how many of those runs have been read, out of how many.
+        default threshold they are then kept, so that this happens once per run
+        (unless ``keep`` is false: a reader that must not write, such as the
+        dashboard). ``progress`` is told how many of those runs have been read, out of how many.
 
         Raises:
             StoreError: no run with one of the ids.
@@ -555,7 +557,7 @@ class RunStore:
                 progress(done, len(missing))
             figures = _summarise(self.get_run(rid, keep_text=False), pass_threshold)
             found[rid] = figures
-            if pass_threshold == DEFAULT_PASS_THRESHOLD:
+            if keep and pass_threshold == DEFAULT_PASS_THRESHOLD:
                 self._backfill(rid, figures, pass_threshold)
         if progress is not None and missing:
             progress(len(missing), len(missing))
