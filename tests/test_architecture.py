@@ -207,15 +207,3 @@ def test_compare_loads_only_what_it_needs() -> None:
         "evaldelta.report.frames",
     }
     assert not unused & loaded
-
-
-def test_compare_runs_defaults_are_the_scorers_module_s() -> None:
-    """api.py spells compare_runs' defaults out so as not to import the module at load."""
-    import inspect
-
-    from evaldelta import api
-    from evaldelta.analysis import scorers
-
-    params = inspect.signature(api.compare_runs).parameters
-    assert params["tolerance"].default == scorers.DEFAULT_TOLERANCE
-    assert params["regression_threshold"].default == scorers.DEFAULT_REGRESSION_THRESHOLD

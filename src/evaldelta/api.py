@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis import Settings, analyze
+from evaldelta.analysis.settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import Cases, cases
@@ -29,11 +30,6 @@ from evaldelta.pairing.pairwise import (
 if TYPE_CHECKING:
     from evaldelta.analysis.scorers import RunComparison
     from evaldelta.store import RunStore
-
-# compare_runs' defaults, as in evaldelta.analysis.scorers (imported when it is called:
-# `evaldelta compare` does not need it, and start-up counts).
-DEFAULT_TOLERANCE = 0.01
-DEFAULT_REGRESSION_THRESHOLD = 0.05
 
 __all__ = ["compare", "compare_matrix", "compare_runs", "sample_ids"]
 

@@ -53,6 +53,10 @@ class StoreError(EvalDeltaError):
     written by a newer evaldelta, a file that is no store, a store that stays locked."""
 
 
+class RunNotFoundError(StoreError):
+    """A run reference (an id, or a name) that names no run in the store."""
+
+
 class UsageError(EvalDeltaError):
     """Options or arguments that do not fit together."""
 

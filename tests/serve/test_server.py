@@ -63,6 +63,22 @@ def test_writes_are_refused(few: FewRuns) -> None:
             assert b"The dashboard is read-only" in body
 
 
+def test_a_refused_body_is_not_read_as_the_next_request(few: FewRuns) -> None:
+    """A POST's body is never read: the server closes the connection after its 405,
+    so the body cannot be taken for a request of its own."""
+    with serving(few.path) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            conn.request("POST", "/", body=b"GET /runs/424242 HTTP/1.1\r\n\r\n")
+            r = conn.getresponse()
+            assert r.status == 405
+            assert r.getheader("Connection") == "close"
+            r.read()
+        finally:
+            conn.close()
+
+
 def test_a_loopback_server_answers_loopback_names_only(few: FewRuns) -> None:
     with serving(few.path) as url:
         port = url.rstrip("/").rsplit(":", 1)[1]

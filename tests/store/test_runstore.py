@@ -443,3 +443,38 @@ def test_a_failed_import_reports_no_end(store: RunStore) -> None:
     with pytest.raises(StoreError):
         store.add_run(bad, name="12", progress=calls)
     assert calls == []
+
+
+def test_a_store_is_read_while_another_process_holds_the_write_lock(
+    store: RunStore, tmp_path: Path
+) -> None:
+    """Opening an up-to-date store takes no write lock: listing, showing and reading
+    runs work while an import (here: a held write transaction) is under way."""
+    rid = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="before")
+    writer = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        with RunStore(store.path, create=False, timeout=0.2) as reader:
+            assert [r.id for r in reader.list_runs()] == [rid]
+            assert len(reader.get_run("before")) == 3
+            assert reader.find("before") == rid
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
+
+
+def test_only_ascii_digits_refer_to_a_run_by_id(store: RunStore) -> None:
+    rid = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="²")
+    assert store.resolve("²") == rid  # a name: "²" is no id
+    assert store.find("²") == rid
+    assert store.find(str(rid + 1)) is None
+    with pytest.raises(StoreError, match="a number refers to a run by id"):
+        store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="12")
+
+
+def test_find_says_none_only_for_a_missing_run(store: RunStore) -> None:
+    """A store that cannot be read is an error, not a missing run."""
+    assert store.find("nothing-of-that-name") is None
+    store.close()
+    with pytest.raises(StoreError):
+        store.find("nothing-of-that-name")

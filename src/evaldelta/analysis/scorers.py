@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from evaldelta.analysis.settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.pairing.pairwise import TOLERANCE, clean
 
@@ -53,8 +54,6 @@ _CHANGE_NAMES: dict[int, Change] = {
     REGRESSED: "regressed",
 }
 
-DEFAULT_TOLERANCE = 0.01
-DEFAULT_REGRESSION_THRESHOLD = 0.05
 #: The scorer a run without named scorers is compared on: its overall score.
 OVERALL = "score"
 

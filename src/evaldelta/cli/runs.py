@@ -157,6 +157,8 @@ def stored_run(
     Raises:
         InputError: there is a store, but no such run in it.
     """
+    from evaldelta.store.runstore import is_id
+
     path = store_path(args)
     if not os.path.isfile(path):
         return None
@@ -164,7 +166,7 @@ def stored_run(
     try:
         rid = store.find(ref)
         if rid is None:
-            what = f"with id {ref}" if ref.isdigit() else f"named {ref!r}"
+            what = f"with id {ref}" if is_id(ref) else f"named {ref!r}"
             raise InputError(
                 f"{ref}: no such file, and no stored run {what} in {path}; check the path, "
                 "or list stored runs with `evaldelta runs list`"

@@ -41,6 +41,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self) -> None:
         response = self.server.dashboard.handle(self.command, self.path, self.headers.get("Host"))
         self.send_response(response.status)
+        if self.command not in ("GET", "HEAD"):
+            # Its body is never read: close, lest it be taken for the next request.
+            self.send_header("Connection", "close")
         self.send_header("Content-Type", response.content_type)
         self.send_header("Content-Length", str(len(response.body)))
         for name, value in response.headers.items():

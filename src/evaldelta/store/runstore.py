@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaldelta.errors import StoreError
+from evaldelta.errors import RunNotFoundError, StoreError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD
 from evaldelta.store import codec
@@ -166,10 +166,15 @@ def default_name(source: str) -> str:
     return name or "run"
 
 
+def is_id(ref: str) -> bool:
+    """Whether ``ref`` names a run by its id: ASCII digits only ("3", not "²" or "three")."""
+    return ref.isascii() and ref.isdigit()
+
+
 def _check_name(name: str) -> str:
     if not name or not name.strip():
         raise StoreError("a run's name cannot be empty; give one with --name NAME")
-    if name.isdigit():
+    if is_id(name):
         raise StoreError(
             f"a run cannot be named {name!r}: a number refers to a run by id; "
             "choose a name with a letter in it"
@@ -237,13 +242,18 @@ class RunStore:
         try:
             with self._translated("open"):
                 # Look before touching anything: a store of a newer schema is left as it is.
-                check_version(read_version(conn), where)
+                version = read_version(conn)
+                check_version(version, where)
                 conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 # A big import grows the write-ahead log; give the space back afterwards.
                 conn.execute("PRAGMA journal_size_limit = 67108864")
-                migrate(conn, where)
+                if version != SCHEMA_VERSION:
+                    # Only a store to build or bring up to date takes the write lock here:
+                    # an up-to-date one is read while another process imports (WAL mode,
+                    # set once, stays with the file).
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    migrate(conn, where)
         except BaseException:
             conn.close()
             raise
@@ -316,21 +326,22 @@ class RunStore:
             StoreError: no such run.
         """
         with self._translated("look up a run"):
-            if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+            if isinstance(ref, int) or is_id(ref):
                 rid = int(ref)
                 if self._conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone():
                     return rid
-                raise StoreError(f"run {rid} not found in {self._name}; {LIST_HINT}")
+                raise RunNotFoundError(f"run {rid} not found in {self._name}; {LIST_HINT}")
             row = self._conn.execute("SELECT max(id) FROM runs WHERE name = ?", (ref,)).fetchone()
         if row is None or row[0] is None:
-            raise StoreError(f"no run named {ref!r} in {self._name}; {LIST_HINT}")
+            raise RunNotFoundError(f"no run named {ref!r} in {self._name}; {LIST_HINT}")
         return int(row[0])
 
     def find(self, ref: RunRef) -> int | None:
-        """The id of the run ``ref`` names, or ``None`` when there is none."""
+        """The id of the run ``ref`` names, or ``None`` when there is none (a store
+        that cannot be read still raises :class:`StoreError`)."""
         try:
             return self.resolve(ref)
-        except StoreError:
+        except RunNotFoundError:
             return None
 
     # -- adding ---------------------------------------------------------------------
