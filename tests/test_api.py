@@ -121,6 +121,27 @@ def test_compare_runs_by_id_name_path_and_run(tmp_path: Path) -> None:
     assert evaldelta.compare_runs(None, base, cand).total_cases_compared == 2
 
 
+def test_one_run_under_two_spellings_is_one_run(tmp_path: Path) -> None:
+    """3, "3" and the run's name are the same run: read once, and compared as itself."""
+    run = _scored({"a": (0.8, 1.0), "b": (0.5, 0.5)}, 1000.0)
+    with evaldelta.open_store(tmp_path / "store.db") as store:
+        rid = store.add_run(run, name="only")
+        reads: list[object] = []
+        get_run = store.get_run
+
+        def counted(ref: object, **kwargs: object) -> object:
+            reads.append(ref)
+            return get_run(ref, **kwargs)  # type: ignore[arg-type]
+
+        store.get_run = counted  # type: ignore[method-assign]
+        by_id = evaldelta.compare_runs(store, rid, rid)
+        assert len(reads) == 1
+        assert evaldelta.compare_runs(store, rid, str(rid)) == by_id
+        assert evaldelta.compare_runs(store, "only", rid) == by_id
+        assert len(reads) == 3  # one read per comparison, whatever the spelling
+        assert not by_id.regression.regressed
+
+
 def test_compare_runs_errors(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     with pytest.raises(evaldelta.StoreError) as err:

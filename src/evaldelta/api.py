@@ -269,14 +269,12 @@ def _stored_runs(
 
     opened = store if isinstance(store, RunStore) else RunStore(store, create=False)
     try:
-        loaded = {}
-        for ref in refs:
-            key = (type(ref), ref)
-            if key not in loaded:
-                loaded[key] = opened.get_run(ref, keep_text=False)
+        # By id: 3 and "3" (or a name and its run's id) are one run, read once.
+        ids = {ref: opened.resolve(ref) for ref in refs}
+        loaded = {rid: opened.get_run(rid, keep_text=False) for rid in set(ids.values())}
 
         def run_of(value: RunRef | Run) -> Run:
-            return value if isinstance(value, Run) else loaded[(type(value), value)]
+            return value if isinstance(value, Run) else loaded[ids[value]]
 
         return run_of(baseline), run_of(candidate)
     finally:

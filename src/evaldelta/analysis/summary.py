@@ -11,7 +11,7 @@ from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, Run
 
-__all__ = ["summarise"]
+__all__ = ["over_targets", "summarise"]
 
 
 def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[dict[str, Any]]:
@@ -47,6 +47,14 @@ def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[
                 }
             )
     return out
+
+
+def over_targets(figures: list[dict[str, Any]], key: str) -> float | None:
+    """A run's figure ``key`` (``pass_rate``, ``mean_score``...) over all its targets,
+    from :func:`summarise`'s rows: their means weighted by their cases."""
+    pairs = [(f[key], f["cases"]) for f in figures if f[key] is not None and f["cases"]]
+    cases = sum(n for _, n in pairs)
+    return sum(v * n for v, n in pairs) / cases if cases else None
 
 
 def _nanmean(values: FloatArray) -> float | None:

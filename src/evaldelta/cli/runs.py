@@ -268,14 +268,8 @@ def run_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _over_targets(figures: list[dict[str, Any]], key: str) -> float | None:
-    """A run's figure over all its targets: their means weighted by their cases."""
-    pairs = [(f[key], f["cases"]) for f in figures if f[key] is not None and f["cases"]]
-    cases = sum(n for _, n in pairs)
-    return sum(v * n for v, n in pairs) / cases if cases else None
-
-
 def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]]) -> str:
+    from evaldelta.analysis.summary import over_targets
     from evaldelta.report._text import ljust, width
 
     def pct(x: float | None) -> str:
@@ -303,8 +297,8 @@ def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]])
             r.status,
             f"{r.cases:,}",
             f"{r.records:,}",
-            pct(_over_targets(figures[r.id], "pass_rate")),
-            score(_over_targets(figures[r.id], "mean_score")),
+            pct(over_targets(figures[r.id], "pass_rate")),
+            score(over_targets(figures[r.id], "mean_score")),
             f"{_show(os.path.basename(r.source))} ({r.format})",
         )
         for r in runs

@@ -99,17 +99,13 @@ def row_of(info: StoredRun, summary: RunSummary | None = None) -> RunRow:
 def summary_of(figures: Iterable[dict[str, Any]]) -> RunSummary:
     """One summary from the per-target figures of
     :func:`evaldelta.analysis.summary.summarise`: means weighted by cases, cost summed."""
+    from evaldelta.analysis.summary import over_targets
+
     per_target = list(figures)
-
-    def weighted(key: str) -> float | None:
-        pairs = [(f[key], f["cases"]) for f in per_target if f[key] is not None and f["cases"]]
-        total = sum(n for _, n in pairs)
-        return sum(v * n for v, n in pairs) / total if total else None
-
     costs = [f["cost_usd"] for f in per_target if f["cost_usd"] is not None]
     return RunSummary(
-        pass_rate=weighted("pass_rate"),
-        mean_score=weighted("mean_score"),
+        pass_rate=over_targets(per_target, "pass_rate"),
+        mean_score=over_targets(per_target, "mean_score"),
         cost_usd=sum(costs) if costs else None,
     )
 
