@@ -1,5 +1,6 @@
 # Two commands work on a fresh machine with only Python 3 and make:
-#   make demo   create .venv, install evaldelta, compare the example run
+#   make demo   create .venv, install evaldelta, run the offline example agent's two
+#               prompt versions (no key, no network) and compare them
 #   make test   install the test tools into the same .venv, lint, type-check, test
 
 PYTHON ?= python3
@@ -22,9 +23,14 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+DEMO_STORE := .evaldelta/demo.db
+
+# The seeds' before/after workflow, end to end: run v1, run v2, compare the two runs.
 demo: $(VENV)/.installed
-	$(BIN)/evaldelta compare examples/benchmark-tooling/fixtures/combined-results.jsonl
-	$(BIN)/evaldelta compare examples/benchmark-tooling/fixtures/combined-results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini; test $$? -le 1
+	rm -f $(DEMO_STORE) $(DEMO_STORE)-wal $(DEMO_STORE)-shm
+	$(BIN)/evaldelta eval examples/offline-agent/suite.yaml --target v1 --name before --store $(DEMO_STORE)
+	$(BIN)/evaldelta eval examples/offline-agent/suite.yaml --target v2 --name after --store $(DEMO_STORE)
+	$(BIN)/evaldelta compare before/v1 after/v2 --store $(DEMO_STORE); test $$? -le 1
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests examples bench

@@ -87,7 +87,7 @@ def test_run_store_as_the_seed_uses_it(tmp_path: Path) -> None:
     second = store.add_run(
         _scored({"a": (0.9, 0.85), "b": (0.5, 0.4)}, 850.0), name="qa-eval", config={}
     )
-    assert [r.id for r in store.list_runs("qa-eval")] == [second, first]
+    assert [r.id for r in store.list_runs(name="qa-eval")] == [second, first]
     assert store.get_run(first).records()[0].scores == {"exact": 0.8, "factual": 1.0}
     assert store.info(first).config == {"model": "small"}
     store.delete_run(first)

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         with evaldelta.open_store(args.store, create=False) as store:
-            runs = store.list_runs(_glob_literal(args.name), limit=2)  # newest first
+            runs = store.list_runs(name=_glob_literal(args.name), limit=2)  # newest first
             if len(runs) < 2:
                 stored = f"{len(runs)} run" + ("" if len(runs) == 1 else "s")
                 print(f"Not enough runs to compare: {stored} named {args.name!r}")

@@ -12,7 +12,7 @@ Keep runs in a store, and check the latest against the one before, scorer by sco
 
     store = evaldelta.RunStore(".evaldelta/runs.db")
     store.add_run(evaldelta.load("after.jsonl"), name="qa-eval")
-    latest, previous = store.list_runs("qa-eval", limit=2)
+    latest, previous = store.list_runs(name="qa-eval", limit=2)
     result = evaldelta.compare_runs(store, previous.id, latest.id)
     result.regression.regressed
 
@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Comparison",
     "EvalDeltaError",
+    "EvalOutcome",
     "InputError",
     "MatchedCase",
     "MatrixComparison",
@@ -41,14 +42,18 @@ __all__ = [
     "Settings",
     "StoreError",
     "StoredRun",
+    "StoredSuite",
+    "TargetError",
     "UnknownFormatError",
     "UsageError",
     "__version__",
     "compare",
     "compare_matrix",
     "compare_runs",
+    "evaluate",
     "load",
     "open_store",
+    "scorers",
 ]
 
 _LAZY = {
@@ -57,6 +62,10 @@ _LAZY = {
     "MatchedCase": "evaldelta.pairing.pairwise",
     "compare_matrix": "evaldelta.api",
     "compare_runs": "evaldelta.api",
+    "evaluate": "evaldelta.api",
+    "EvalOutcome": "evaldelta.runner.engine",
+    "StoredSuite": "evaldelta.store",
+    "TargetError": "evaldelta.errors",
     "RunComparison": "evaldelta.analysis.scorers",
     "RunStore": "evaldelta.store",
     "StoredRun": "evaldelta.store",
@@ -77,9 +86,10 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from evaldelta import scorers
     from evaldelta.analysis import Settings
     from evaldelta.analysis.scorers import RunComparison
-    from evaldelta.api import compare, compare_matrix, compare_runs
+    from evaldelta.api import compare, compare_matrix, compare_runs, evaluate
     from evaldelta.errors import (
         EvalDeltaError,
         InputError,
@@ -87,6 +97,7 @@ if TYPE_CHECKING:
         PairingError,
         ParseError,
         StoreError,
+        TargetError,
         UnknownFormatError,
         UsageError,
     )
@@ -94,10 +105,17 @@ if TYPE_CHECKING:
     from evaldelta.model import Record, Run
     from evaldelta.pairing.matrix import MatrixComparison
     from evaldelta.pairing.pairwise import Comparison, MatchedCase
-    from evaldelta.store import RunStore, StoredRun, open_store
+    from evaldelta.runner.engine import EvalOutcome
+    from evaldelta.store import RunStore, StoredRun, StoredSuite, open_store
 
 
 def __getattr__(name: str) -> Any:
+    if name == "scorers":  # a module of its own: evaldelta.scorers.exact_match
+        import importlib
+
+        module_obj = importlib.import_module("evaldelta.scorers")
+        globals()[name] = module_obj
+        return module_obj
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'evaldelta' has no attribute {name!r}")

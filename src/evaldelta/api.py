@@ -4,6 +4,8 @@
 ``analysis`` holds every figure and the verdict; ``to_dict()`` of each is exactly
 what the command line prints with ``--json``. ``evaldelta.compare_runs`` is the plain
 per-scorer regression check of two stored runs (no intervals, no verdict).
+``evaldelta.evaluate`` runs a suite (a YAML file, or a dataset and a task function)
+into the store, as ``evaldelta eval`` does.
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ from evaldelta.pairing.pairwise import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
+
     from evaldelta.analysis.scorers import RunComparison
+    from evaldelta.runner.engine import EvalOutcome, Event
     from evaldelta.store import RunStore
 
-__all__ = ["compare", "compare_matrix", "compare_runs", "sample_ids"]
+__all__ = ["compare", "compare_matrix", "compare_runs", "evaluate", "sample_ids"]
 
 RunLike = Run | str | os.PathLike[str]
 #: A stored run: its id, or its name (the latest run of that name).
@@ -280,6 +286,156 @@ def _stored_runs(
     finally:
         if opened is not store:
             opened.close()
+
+
+def evaluate(
+    suite: str | os.PathLike[str] | None = None,
+    *,
+    name: str | None = None,
+    model: str | None = None,
+    dataset: Iterable[Mapping[str, Any]] | None = None,
+    task: Callable[..., Any] | None = None,
+    scorers: Mapping[str, Callable[..., Any]] | None = None,
+    store: RunStore | str | os.PathLike[str] | None = None,
+    trials: int | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,
+    threshold: float | None = None,
+    seed: int = 0,
+    targets_file: str | os.PathLike[str] | None = None,
+    target: Sequence[str] = (),
+    test_ids: Sequence[str] = (),
+    limit: int | None = None,
+    judge: str | None = None,
+    max_cost_usd: float | None = None,
+    resume: bool = False,
+    env: Mapping[str, str] | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> EvalOutcome:
+    """Run an eval into the store and return what it did (its stored runs, totals).
+
+    Two shapes, one engine (the one ``evaldelta eval`` uses):
+
+    - seed 004's: ``evaluate(name="qa-eval", model="gpt-4o", dataset=[{"input": ...,
+      "expected": ...}], task=answer, scorers={"exact": exact_match}, store=store)``:
+      ``task`` is the agent (a function of the input, sync or async), stored as the
+      run ``qa-eval/gpt-4o`` of the suite ``qa-eval``; ``result.id`` is its id.
+    - a suite file: ``evaluate("evals/qa.yaml", store=store)``, every target of it,
+      ``result.runs[target]`` each stored run.
+
+    Args:
+        store: a :class:`~evaldelta.store.RunStore` or its path (default: the
+            command line's, ``.evaldelta/runs.db``).
+        trials: attempts per test (default: the suite's, else 1).
+        max_concurrency: calls at once (default: the suite's, else 4).
+        timeout: one attempt's budget, in seconds (default: the suite's, else 120).
+        threshold: the score at which an attempt passes (dataset shape only).
+        env: the environment for ``${VAR}``, ``api_key_env`` and commands (default:
+            this process's).
+        on_event: told of each finished attempt (see :mod:`evaldelta.runner.engine`).
+
+    Raises:
+        UsageError: neither a suite nor a task, or both.
+        ParseError: a suite file that cannot be used (its line says where).
+        TargetError: a target that refused (401, 403, 404): the runs are kept, interrupted.
+    """
+    import asyncio
+    import threading
+
+    from evaldelta.runner.engine import EvalOptions, plan_suite, run_suite
+    from evaldelta.store import DEFAULT_STORE, RunStore
+
+    if env is None:
+        env = dict(os.environ)  # the library's entry point: see test_architecture
+    if suite is not None and task is not None:
+        raise UsageError("evaluate(): give a suite file or a task with a dataset, not both")
+    if suite is not None:
+        from evaldelta.runner.suite import load_suite
+
+        loaded = load_suite(suite, env=env, targets_file=targets_file, name=name)
+        overrides: dict[str, Any] = {}
+        if trials is not None:
+            overrides["attempts"] = trials
+        if timeout is not None:
+            overrides["timeout_s"] = float(timeout)
+        if overrides:
+            from dataclasses import replace
+
+            loaded = replace(loaded, **overrides)
+    elif task is not None:
+        from evaldelta.runner.dataset import suite_from_task
+
+        if dataset is None or name is None or model is None:
+            raise UsageError(
+                "evaluate(): with a task, give name=, model= and dataset= too "
+                "(seed 004's evaluate({name, model, dataset, task, scorers, store}))"
+            )
+        loaded = suite_from_task(
+            name=name,
+            model=model,
+            dataset=dataset,
+            task=task,
+            scorers=scorers,
+            trials=trials or 1,
+            max_concurrency=max_concurrency or 4,
+            timeout_s=float(timeout) if timeout is not None else 120.0,
+            threshold=threshold,
+            seed=seed,
+        )
+    else:
+        raise UsageError(
+            "evaluate(): give a suite file (evaluate('evals/qa.yaml')) or a task with a "
+            "dataset (evaluate(name=..., model=..., dataset=..., task=..., scorers=...))"
+        )
+    plan = plan_suite(
+        loaded,
+        EvalOptions(
+            name=name if suite is not None else None,
+            workers=max_concurrency,
+            limit=limit,
+            test_ids=tuple(test_ids),
+            targets=tuple(target),
+            max_cost_usd=max_cost_usd,
+            resume=resume,
+            judge=judge,
+        ),
+    )
+    opened = store if isinstance(store, RunStore) else RunStore(store or DEFAULT_STORE)
+    try:
+        work = run_suite(
+            plan,
+            opened,
+            env=env,
+            on_event=on_event,
+            max_cost_usd=max_cost_usd,
+            resume=resume,
+        )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            outcome = asyncio.run(work)
+        else:
+            # Called from a running event loop (Jupyter): run in a thread of its own.
+            box: dict[str, Any] = {}
+
+            def in_thread() -> None:
+                try:
+                    box["outcome"] = asyncio.run(work)
+                except BaseException as exc:
+                    box["error"] = exc
+
+            thread = threading.Thread(target=in_thread, name="evaldelta-evaluate")
+            thread.start()
+            thread.join()
+            if "error" in box:
+                raise box["error"]
+            outcome = box["outcome"]
+    finally:
+        if opened is not store:
+            opened.close()
+    if outcome.fatal:
+        raise outcome.fatal[0]
+    return outcome
 
 
 __all__ += ["DEFAULT_THRESHOLD", "Settings"]

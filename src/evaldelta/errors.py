@@ -10,6 +10,7 @@ wrong, where (``path:line`` when there is a line), and how to mend it::
     ├── PairingError          runs that cannot be paired (no common cases, unknown target)
     ├── StoreError            a run store we cannot use (no such run, newer schema, locked)
     ├── UsageError            options that contradict each other
+    ├── TargetError           a target that cannot be used (401/403/404, no such function)
     └── MissingDependencyError  an optional package a feature needs is not installed
 
 The CLI turns any of them into one line on stderr and exit code 2.
@@ -59,6 +60,20 @@ class RunNotFoundError(StoreError):
 
 class UsageError(EvalDeltaError):
     """Options or arguments that do not fit together."""
+
+
+class TargetError(EvalDeltaError):
+    """A target of a suite that cannot be used at all: the endpoint refused the key
+    (401, 403) or has no such model or path (404). The runner stops that target at
+    once rather than spend the rest of the run on the same refusal.
+
+    ``target`` names it; ``status`` is the HTTP status, when there is one.
+    """
+
+    def __init__(self, target: str, message: str, status: int | None = None) -> None:
+        self.target = target
+        self.status = status
+        super().__init__(message)
 
 
 class MissingDependencyError(EvalDeltaError):

@@ -477,3 +477,70 @@ def test_a_run_stored_whole_keeps_its_targets(cli: Cli, store: Path) -> None:
     files = cli("compare", COMBINED, "--baseline", "gpt-4.1", "--json")
     assert matrix.code == files.code
     assert matrix.out.replace("all (run 1)", str(COMBINED)) == files.out
+
+
+def test_list_and_show_a_suites_runs(cli: Cli, store: Path) -> None:
+    """``runs list --suite`` lists that suite's runs (newest first, as the rest of
+    ``runs list``), with a Suite column; a run being run, or whose process died,
+    shows as running or interrupted."""
+    from tests.store.test_live_runs import begin, records
+
+    ok(cli("runs", "import", BASELINE, "--name", "before", "--suite", "qa"))
+    ok(cli("runs", "import", CANDIDATE, "--name", "loose"))
+    with open_store(store) as s:
+        finished = begin(s, name="qa/gpt")
+        for record in records(4):
+            s.add_attempt(finished, record)
+        s.finish_run(finished)
+        dead = begin(s, name="qa/gpt")
+        s.add_attempt(dead, records(1)[0])
+    # The store closed without finishing run 4: it reads as interrupted.
+
+    lines = ok(cli("runs", "list", "--suite", "qa")).out.splitlines()
+    assert lines[0].split()[:4] == ["ID", "Name", "Suite", "Created"]
+    assert [line.split()[:3] for line in lines[2:]] == [
+        ["4", "qa/gpt", "qa"],
+        ["3", "qa/gpt", "qa"],
+        ["1", "before", "qa"],
+    ]
+    assert " interrupted " in lines[2]
+    assert " complete " in lines[3]
+    listed = json.loads(ok(cli("runs", "list", "--suite", "qa", "--json")).out)
+    assert [(r["id"], r["suite"], r["status"], r["records"]) for r in listed] == [
+        (4, "qa", "interrupted", 1),
+        (3, "qa", "complete", 4),
+        (1, "qa", "complete", 3),
+    ]
+    assert listed[0]["suite_id"] == listed[2]["suite_id"]
+    limited = json.loads(ok(cli("runs", "list", "--suite", "qa", "--limit", "2", "--json")).out)
+    assert [r["id"] for r in limited] == [4, 3]
+    # Every run: those of no suite show "-".
+    lines = ok(cli("runs", "list")).out.splitlines()
+    assert [line.split()[:3] for line in lines[2:]][-2:] == [
+        ["2", "loose", "-"],
+        ["1", "before", "qa"],
+    ]
+
+    shown = ok(cli("runs", "show", "4")).out.splitlines()
+    assert "  Status:   interrupted" in shown
+    assert "  Suite:    qa" in shown
+    assert "  Source:   <eval> (evaldelta)" in shown
+    assert "  Suite:" not in "\n".join(ok(cli("runs", "show", "loose")).out.splitlines())
+
+    r = cli("runs", "list", "--suite", "nope")
+    assert (r.code, r.err) == (
+        2,
+        f"evaldelta: error: no suite named 'nope' in {store} (suites: qa); run one with "
+        "`evaldelta eval SUITE`, or leave out --suite\n",
+    )
+
+
+def test_a_running_run_shows_as_running(cli: Cli, store: Path) -> None:
+    from tests.store.test_live_runs import begin, records
+
+    with open_store(store) as s:
+        rid = begin(s, name="qa/gpt")
+        s.add_attempt(rid, records(1)[0])
+        listed = json.loads(ok(cli("runs", "list", "--json")).out)
+        assert [(r["status"], r["records"]) for r in listed] == [("running", 1)]
+        assert "  Status:   running" in ok(cli("runs", "show", str(rid))).out.splitlines()

@@ -260,10 +260,10 @@ def test_list_newest_first_with_glob_and_limit(store: RunStore) -> None:
         (2, "main"),
         (1, "main"),
     ]
-    assert [r.id for r in store.list_runs("pr-*")] == [4, 3]
-    assert [r.id for r in store.list_runs("main")] == [2, 1]
+    assert [r.id for r in store.list_runs(name="pr-*")] == [4, 3]
+    assert [r.id for r in store.list_runs(name="main")] == [2, 1]
     assert [r.id for r in store.list_runs(limit=2)] == [4, 3]
-    assert store.list_runs("nothing*") == []
+    assert store.list_runs(name="nothing*") == []
 
 
 def test_rename(store: RunStore) -> None:

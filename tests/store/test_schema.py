@@ -15,6 +15,7 @@ from evaldelta.store.schema import MIGRATIONS, migrate, read_version
 from tests.conftest import FIXTURES
 
 STORE_V1 = Path(__file__).parent / "fixtures" / "store-v1.sql"
+STORE_V2 = Path(__file__).parent / "fixtures" / "store-v2.sql"
 
 
 def _version(path: Path) -> int:
@@ -87,17 +88,17 @@ def _summary_rows(path: Path) -> list[tuple[int, int, str | None, int]]:
 def test_the_fixture_is_schema_version_1(tmp_path: Path) -> None:
     """The fixture really is the older schema: version 1, without the tables of 2."""
     path = _from_dump(tmp_path / "old.db")
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     assert _version(path) == 1
     assert _tables(path) == {"schema_version", "runs", "record_columns", "sqlite_sequence"}
 
 
 def test_store_from_schema_version_1_is_read(tmp_path: Path) -> None:
     """A store written by schema version 1 (a dump kept as a fixture) opens, is brought
-    up to date (version 2), and gives back the runs it held."""
+    up to date, and gives back the runs it held."""
     path = _from_dump(tmp_path / "old.db")
     with open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 2
+        assert store.schema_version == SCHEMA_VERSION == 3
         assert "run_summaries" in _tables(path)
         runs = store.list_runs()
         assert [(r.id, r.name, r.config) for r in runs] == [
@@ -192,7 +193,7 @@ def test_a_failed_migration_changes_nothing(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     with pytest.raises(sqlite3.OperationalError):
         migrate(conn, str(path), broken)
-    # Each version is one transaction: version 2 was made, the broken third changed nothing.
+    # Each version is one transaction: those before were made, the broken one changed nothing.
     assert read_version(conn) == SCHEMA_VERSION
     assert "owner" not in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
     conn.close()
@@ -263,3 +264,54 @@ def test_a_reader_that_must_not_write_gets_the_figures_without_keeping_them(
         assert got == {1: summarise(store.get_run(1)), 2: summarise(store.get_run(2))}
         assert _summary_rows(path) == []
         assert path.read_bytes() == before
+
+
+def test_the_second_fixture_is_schema_version_2(tmp_path: Path) -> None:
+    """The fixture of version 2 (made by that version's evaldelta): runs and their
+    figures, no suites, no journal."""
+    path = _from_dump(tmp_path / "v2.db", STORE_V2)
+    assert _version(path) == 2
+    assert _tables(path) == {
+        "schema_version",
+        "runs",
+        "record_columns",
+        "run_summaries",
+        "sqlite_sequence",
+    }
+
+
+def test_store_from_schema_version_2_is_read(tmp_path: Path) -> None:
+    """A store of version 2 opens and is brought to version 3: its runs intact, in no
+    suite, without a case order or a journal, and their figures still kept."""
+    path = _from_dump(tmp_path / "v2.db", STORE_V2)
+    kept = _summary_rows(path)
+    with open_store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 3
+        assert {"suites", "attempts"} <= _tables(path)
+        runs = store.list_runs()
+        assert [(r.id, r.name, r.status, r.suite_id, r.suite) for r in runs] == [
+            (2, "after", "complete", None, None),
+            (1, "before", "complete", None, None),
+        ]
+        assert runs[1].to_dict()["suite"] is None
+        assert store.case_order(1) is None
+        assert store.attempts(1) == []
+        assert store.list_suites() == []
+        assert (
+            store.get_run("before").records()
+            == evaldelta.load(FIXTURES / "baseline.jsonl").records()
+        )
+        assert store.get_run(2).records() == evaldelta.load(FIXTURES / "candidate.jsonl").records()
+        assert store.summary(2) == summarise(evaldelta.load(FIXTURES / "candidate.jsonl"))
+        assert _summary_rows(path) == kept
+        # New runs of version 3 beside them.
+        assert store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), suite="qa") == 3
+        assert store.info(3).suite == "qa"
+    assert _version(path) == SCHEMA_VERSION
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT id, suite, case_order FROM runs ORDER BY id").fetchall() == [
+        (1, None, None),
+        (2, None, None),
+        (3, 1, None),
+    ]
+    conn.close()

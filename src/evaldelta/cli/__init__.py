@@ -27,6 +27,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from evaldelta import __version__
     from evaldelta.cli import compare as compare_cmd
+    from evaldelta.cli import eval as eval_cmd
     from evaldelta.cli import gate as gate_cmd
     from evaldelta.cli import power as power_cmd
     from evaldelta.cli import runs as runs_cmd
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the full traceback when something fails"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    eval_cmd.add_parser(commands)
     compare_cmd.add_parser(commands)
     gate_cmd.add_parser(commands)
     power_cmd.add_parser(commands)
@@ -107,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_CANNOT_JUDGE
+        args.argv = args_list
         code: int = args.run(args)
         return code
     except KeyboardInterrupt:

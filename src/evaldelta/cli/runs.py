@@ -61,6 +61,7 @@ def add_parser(commands: Any) -> None:
     )
     imp.add_argument("--notes", metavar="TEXT", help="free text to keep with the run")
     imp.add_argument("--target", metavar="TARGET", help="store only this target of the file")
+    imp.add_argument("--suite", metavar="NAME", help="file the runs under this suite")
     imp.add_argument("--input-format", metavar="NAME", help="force the input format")
     imp.add_argument(
         "--map",
@@ -86,6 +87,7 @@ def add_parser(commands: Any) -> None:
 
     ls = _sub(sub, "list", "list the stored runs, newest first")
     ls.add_argument("--name", metavar="GLOB", help="only runs whose name matches, e.g. 'main*'")
+    ls.add_argument("--suite", metavar="NAME", help="only the runs of this suite")
     ls.add_argument("--limit", type=int, metavar="N", help="only the N newest runs")
     ls.add_argument("--json", action="store_true", help="print JSON")
     add_progress_option(ls)
@@ -226,6 +228,7 @@ def run_import(args: argparse.Namespace) -> int:
                 config=config,
                 notes=args.notes,
                 progress=line,
+                suite=args.suite,
             )
             stored = [store.info(rid) for rid in ids]
     if args.json:
@@ -253,7 +256,18 @@ def run_list(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
     with _open(args) as store:
-        runs = store.list_runs(args.name, limit=args.limit)
+        if args.suite is not None:
+            suite = store.find_suite_by_name(args.suite)
+            if suite is None:
+                known = ", ".join(_show(s.name) for s in store.list_suites()) or "none yet"
+                raise StoreError(
+                    f"no suite named {args.suite!r} in {path} (suites: {known}); run one "
+                    "with `evaldelta eval SUITE`, or leave out --suite"
+                )
+            # A suite's runs come oldest first; the table shows the newest first.
+            runs = store.list_runs(suite.id, name=args.name, limit=args.limit)[::-1]
+        else:
+            runs = store.list_runs(name=args.name, limit=args.limit)
         # Kept in the store: no record is read, except once for a run stored before.
         with progress_line(args, "summarising runs stored without figures") as line:
             figures = store.summaries([r.id for r in runs], progress=line)
@@ -262,6 +276,7 @@ def run_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not runs:
         which = f" named {args.name!r}" if args.name else ""
+        which += f" in suite {args.suite!r}" if args.suite is not None else ""
         write_output(f"No runs{which} in {path}.\n", None)
         return EXIT_OK
     write_output(_list_table(runs, figures), None)
@@ -278,7 +293,7 @@ def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]])
     def score(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
-    header = (
+    header: tuple[str, ...] = (
         "ID",
         "Name",
         "Created (UTC)",
@@ -289,7 +304,7 @@ def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]])
         "Mean score",
         "Source",
     )
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             str(r.id),
             _show(r.name),
@@ -303,8 +318,9 @@ def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]])
         )
         for r in runs
     ]
+    header, rows = _with_suites(header, rows, runs)
+    right = {0, 4, 5, 6, 7} if len(header) == 9 else {0, 5, 6, 7, 8}
     widths = [max(width(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    right = {0, 4, 5, 6, 7}
 
     def line(cells: tuple[str, ...]) -> str:
         out = []
@@ -318,6 +334,18 @@ def _list_table(runs: list[StoredRun], figures: dict[int, list[dict[str, Any]]])
 
     rule = tuple("-" * w for w in widths)
     return "\n".join([line(header), line(rule), *(line(row) for row in rows)]) + "\n"
+
+
+def _with_suites(
+    header: tuple[str, ...], rows: list[tuple[str, ...]], runs: list[StoredRun]
+) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """A Suite column after the name, when a run listed belongs to one."""
+    if all(r.suite is None for r in runs):
+        return header, rows
+    return (
+        (*header[:2], "Suite", *header[2:]),
+        [(*row[:2], _show(r.suite or "-"), *row[2:]) for row, r in zip(rows, runs, strict=True)],
+    )
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -351,6 +379,7 @@ def _show_text(info: StoredRun, figures: list[dict[str, Any]]) -> str:
         if info.started_at or info.finished_at
         else None,
         ("Status", info.status),
+        ("Suite", _show(info.suite)) if info.suite is not None else None,
         ("Source", f"{_show(info.source)} ({info.format})"),
         ("Dataset", f"{info.dataset_hash[:12]} ({info.cases:,} cases, {info.records:,} records)"),
         ("Config", _show(fmt_config(info.config))),

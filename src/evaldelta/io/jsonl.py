@@ -556,6 +556,43 @@ def read(
     return columns.run(src, factorizers)
 
 
+def from_records(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    source: str,
+    keep_text: bool = True,
+    status: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Run:
+    """A run of records given as JSON objects in agentv's shape, read exactly as the
+    same objects written to a ``.jsonl`` file would be (the runner builds its runs
+    this way, so a stored run and its ``--out`` file give the same comparison).
+
+    ``status`` and ``config``, when given, replace what the records declare.
+    """
+    import numpy as np
+
+    if not records:
+        raise ParseError(source, None, "has no records")
+    data = msgspec.json.Encoder().encode_lines(list(records))
+    view = memoryview(data)
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    factorizers = {"test_id": Factorizer(), "target": Factorizer(), "category": Factorizer()}
+    columns = _Columns(len(data), keep_text)
+    with paused_gc():
+        part = _general_columns(
+            source, LineChunk(view, 1, breaks), _decoder(keep_text, ()), keep_text, (), factorizers
+        )
+        assert part is not None
+        columns.add(part, len(data))
+    run = columns.run(source, factorizers)
+    if status is not None:
+        run.status = status
+    if config is not None:
+        run.config = dict(config)
+    return run
+
+
 def _file_size(path: Path) -> int | None:
     """The size of an uncompressed file (``None`` for gzip: its size tells little)."""
     if path.suffix == ".gz":

@@ -9,6 +9,9 @@ This package is the only place that imports :mod:`sqlite3`::
     ids = store.import_run(evaldelta.load("results.jsonl"), name="before")
     run = store.get_run("before")       # the latest run of that name, as a Run
     evaldelta.compare(store.get_run(1), store.get_run(2))
+
+    suite = store.find_suite_by_name("qa")   # the runs `evaldelta eval` made of a suite
+    baseline, candidate = store.list_runs(suite.id)[-2:]   # a suite's runs: oldest first
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from evaldelta.store.runstore import (
     Progress,
     RunStore,
     StoredRun,
+    StoredSuite,
     dataset_hash,
     default_name,
     open_store,
@@ -31,6 +35,7 @@ __all__ = [
     "Progress",
     "RunStore",
     "StoredRun",
+    "StoredSuite",
     "dataset_hash",
     "default_name",
     "export_jsonl",

@@ -3,6 +3,12 @@
 An import is one transaction: a crash or Ctrl-C halfway leaves no part of the run.
 The store runs in WAL mode with a busy timeout, so that two processes importing at
 once both succeed (one waits for the other), and readers never wait for a writer.
+
+A run of ``evaldelta eval`` is written as it goes instead: :meth:`RunStore.begin_run`,
+one short transaction per attempt (:meth:`RunStore.add_attempt`, into the run's
+journal), then :meth:`RunStore.finish_run` stores it by column like an imported run.
+The process running it holds a lock (see :mod:`evaldelta.store.liveness`), so that a
+run whose process died reads as ``interrupted`` at once, with nothing written.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any
 from evaldelta.errors import RunNotFoundError, StoreError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD
-from evaldelta.store import codec
+from evaldelta.store import codec, liveness
 from evaldelta.store.schema import SCHEMA_VERSION, check_version, migrate, read_version
 
 __all__ = [
@@ -27,6 +33,7 @@ __all__ = [
     "Progress",
     "RunStore",
     "StoredRun",
+    "StoredSuite",
     "default_name",
     "open_store",
 ]
@@ -43,9 +50,22 @@ RunRef = int | str
 #: own (bytes read, columns written); called often, so it should be cheap.
 Progress = Callable[[int, int], None]
 
-_COLUMNS = (
-    "id, name, created_at, started_at, finished_at, status, source_format, source_path, "
-    "dataset_hash, config, notes, targets, records, cases"
+#: The source format of the runs ``evaldelta eval`` runs (see :meth:`RunStore.begin_run`).
+EVAL_FORMAT = "evaldelta"
+#: A run whose records are still only in its journal: being run, or its process died.
+_JOURNAL_ONLY = f"runs.status = 'running' AND runs.source_format = '{EVAL_FORMAT}'"
+#: What :func:`_stored` reads: a run's row, its suite's name, and for a run being run
+#: its records and cases counted in its journal (its row has them once it finishes).
+_SELECT = (
+    "SELECT runs.id, runs.name, runs.created_at, runs.started_at, runs.finished_at, "
+    "runs.status, runs.source_format, runs.source_path, runs.dataset_hash, runs.config, "
+    "runs.notes, runs.targets, "
+    f"CASE WHEN {_JOURNAL_ONLY} THEN (SELECT count(DISTINCT test_id || char(31) || attempt) "
+    "FROM attempts WHERE run = runs.id) ELSE runs.records END, "
+    f"CASE WHEN {_JOURNAL_ONLY} THEN (SELECT count(DISTINCT test_id) "
+    "FROM attempts WHERE run = runs.id) ELSE runs.cases END, "
+    "runs.suite, suites.name "
+    "FROM runs LEFT JOIN suites ON suites.id = runs.suite"
 )
 #: The figures of :func:`evaldelta.analysis.summary.summarise`, one column each in
 #: ``run_summaries`` (``attempts_per_case`` as a JSON array).
@@ -85,6 +105,8 @@ class StoredRun:
     targets: list[str | None] = field(default_factory=list)
     records: int = 0
     cases: int = 0
+    suite_id: int | None = None
+    suite: str | None = None
 
     @property
     def label(self) -> str:
@@ -107,7 +129,21 @@ class StoredRun:
             "targets": self.targets,
             "records": self.records,
             "cases": self.cases,
+            "suite_id": self.suite_id,
+            "suite": self.suite,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSuite:
+    """A suite: the name under which ``evaldelta eval`` keeps the runs of one suite."""
+
+    id: int
+    name: str
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "created_at": self.created_at}
 
 
 def _json(value: Any) -> str:
@@ -122,11 +158,12 @@ def _from_json(text: str) -> Any:
     return msgspec.json.decode(text)
 
 
-def _stored(row: tuple[Any, ...]) -> StoredRun:
-    """A row of ``SELECT {_COLUMNS} FROM runs`` as a :class:`StoredRun`."""
-    rid, name, created, started, finished, status, fmt, src, dhash, config, notes, targets, n, k = (
-        row
-    )
+def _stored(row: tuple[Any, ...], status: str) -> StoredRun:
+    """A row of :data:`_SELECT` as a :class:`StoredRun` of that status."""
+    rid, name, created, started, finished, _, fmt, src, dhash, config, notes, targets, n, k = row[
+        :14
+    ]
+    suite_id, suite = row[14:]
     return StoredRun(
         id=rid,
         name=name,
@@ -142,6 +179,8 @@ def _stored(row: tuple[Any, ...]) -> StoredRun:
         targets=_from_json(targets),
         records=n,
         cases=k,
+        suite_id=suite_id,
+        suite=suite,
     )
 
 
@@ -213,6 +252,8 @@ class RunStore:
     ) -> None:
         self.path = Path(path)
         self._name = str(path)
+        #: The runs this store is running (see :meth:`begin_run`), by id: their locks.
+        self._locks: dict[int, liveness.RunLock] = {}
         self._conn = self._open(create, timeout)
 
     # -- opening ------------------------------------------------------------------
@@ -299,7 +340,11 @@ class RunStore:
             conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close the store's connection."""
+        """Close the store's connection. Runs begun and not finished are let go of:
+        from now on they read as ``interrupted``, and can be resumed."""
+        for lock in self._locks.values():
+            lock.release()
+        self._locks.clear()
         self._conn.close()
 
     def __enter__(self) -> RunStore:
@@ -354,6 +399,7 @@ class RunStore:
         config: Mapping[str, Any] | None = None,
         notes: str | None = None,
         progress: Progress | None = None,
+        suite: str | None = None,
     ) -> int:
         """Store ``run`` as it is (all its targets in one stored run); returns its id.
 
@@ -362,10 +408,12 @@ class RunStore:
             config: settings to record beside those the run declares (these win).
             notes: free text kept with the run.
             progress: told how far the writing has got (see :data:`Progress`).
+            suite: the suite the run belongs to (made when there is none of that name).
         """
         counter = _WriteProgress([run], progress)
         with self._transaction("store the run") as conn:
-            rid = self._insert(conn, run, name, config, notes, counter)
+            suite_id = None if suite is None else _suite_id(conn, suite)
+            rid = self._insert(conn, run, name, config, notes, counter, suite_id)
         counter.finish()
         return rid
 
@@ -378,12 +426,14 @@ class RunStore:
         config: Mapping[str, Any] | None = None,
         notes: str | None = None,
         progress: Progress | None = None,
+        suite: str | None = None,
     ) -> list[int]:
         """Store ``run`` as ``evaldelta runs import`` does; returns the new ids.
 
         A run of several targets becomes one stored run per target, named
         ``NAME/target``, all in one transaction; ``target`` keeps only that one.
-        ``progress`` is told how far the writing has got (see :data:`Progress`).
+        ``progress`` is told how far the writing has got (see :data:`Progress`);
+        ``suite`` names the suite the runs belong to (made when there is none).
         """
         base = name if name is not None else default_name(run.source)
         if target is not None:
@@ -400,8 +450,9 @@ class RunStore:
             parts = [(base, run)]
         counter = _WriteProgress([part for _, part in parts], progress)
         with self._transaction("store the run") as conn:
+            suite_id = None if suite is None else _suite_id(conn, suite)
             ids = [
-                self._insert(conn, part, part_name, config, notes, counter)
+                self._insert(conn, part, part_name, config, notes, counter, suite_id)
                 for part_name, part in parts
             ]
         counter.finish()
@@ -415,6 +466,7 @@ class RunStore:
         config: Mapping[str, Any] | None,
         notes: str | None,
         counter: _WriteProgress,
+        suite_id: int | None = None,
     ) -> int:
         name = _check_name(name if name is not None else default_name(run.source))
         if len(run) == 0:
@@ -425,8 +477,8 @@ class RunStore:
             source = os.path.abspath(source)
         cursor = conn.execute(
             "INSERT INTO runs (name, created_at, started_at, finished_at, status, "
-            "source_format, source_path, dataset_hash, config, notes, targets, records, cases) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "source_format, source_path, dataset_hash, config, notes, targets, records, cases, "
+            "suite) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 name,
                 _now(),
@@ -441,6 +493,7 @@ class RunStore:
                 _json(run.targets),
                 len(run),
                 len(run.test_ids),
+                suite_id,
             ),
         )
         rid = int(cursor.lastrowid or 0)
@@ -453,14 +506,29 @@ class RunStore:
 
     # -- reading --------------------------------------------------------------------
 
-    def info(self, ref: RunRef) -> StoredRun:
-        """What the store knows about a run, without reading its records."""
-        rid = self.resolve(ref)
+    def _status(self, row: tuple[Any, ...]) -> str:
+        """The status a row of :data:`_SELECT` reads as: a run left ``running`` by a
+        process that is gone is ``interrupted``, told by its lock and without writing."""
+        rid, status, fmt = row[0], row[5], row[6]
+        if status != "running" or fmt != EVAL_FORMAT or rid in self._locks:
+            return str(status)
+        return "running" if liveness.is_held(liveness.lock_path(self.path, rid)) else "interrupted"
+
+    def _read(self, rid: int) -> tuple[StoredRun, bool]:
+        """The run with id ``rid``, and whether its records are only in its journal."""
         with self._translated("read the run"):
-            row = self._conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (rid,)).fetchone()
+            row = self._conn.execute(f"{_SELECT} WHERE runs.id = ?", (rid,)).fetchone()
         if row is None:  # deleted since it was resolved
-            raise StoreError(f"run {rid} not found in {self._name}; {LIST_HINT}")
-        return _stored(row)
+            raise RunNotFoundError(f"run {rid} not found in {self._name}; {LIST_HINT}")
+        return _stored(row, self._status(row)), row[5] == "running" and row[6] == EVAL_FORMAT
+
+    def info(self, ref: RunRef) -> StoredRun:
+        """What the store knows about a run, without reading its records.
+
+        A run being run (``running``) counts the records and cases in its journal so
+        far; one whose process has died reads as ``interrupted``.
+        """
+        return self._read(self.resolve(ref))[0]
 
     def get_run(
         self, ref: RunRef, *, keep_text: bool = True, progress: Progress | None = None
@@ -472,33 +540,25 @@ class RunStore:
         on the file. ``keep_text=False`` leaves out inputs, outputs and expected
         answers (faster, and all a comparison needs). ``progress`` is told how many
         bytes of the run's columns have been read, out of how many.
+
+        A run not finished (being run, or its process died) is read from its journal:
+        its attempts so far, status ``running`` or ``interrupted``.
         """
+        records: list[dict[str, Any]] = []
+        columns: dict[str, list[tuple[str, bytes]]] = {}
         with self._translated("read the run"):
             # One read transaction: the run cannot be deleted between its two queries.
             self._conn.execute("BEGIN")
             try:
-                stored = self.info(ref)
-                where = "FROM record_columns WHERE run = ?"
-                if not keep_text:
-                    where += " AND name NOT LIKE 'text%'"
-                total = done = 0
-                if progress is not None:
-                    # SQLite knows a BLOB's length without reading it.
-                    row = self._conn.execute(
-                        f"SELECT coalesce(sum(length(data)), 0) {where}", (stored.id,)
-                    ).fetchone()
-                    total = int(row[0])
-                    progress(0, total)
-                columns: dict[str, list[tuple[str, bytes]]] = {}
-                for name, encoding, data in self._conn.execute(
-                    f"SELECT name, encoding, data {where} ORDER BY name, first", (stored.id,)
-                ):
-                    columns.setdefault(name, []).append((encoding, data))
-                    if progress is not None:
-                        done += len(data)
-                        progress(done, total)
+                stored, journal_only = self._read(self.resolve(ref))
+                if journal_only:
+                    records = self._attempts(stored.id)
+                else:
+                    columns = self._columns(stored, keep_text, progress)
             finally:
                 self._conn.execute("COMMIT")
+        if journal_only:
+            return self._journal_run(stored, records, keep_text=keep_text)
         return codec.decode_run(
             columns,
             stored.records,
@@ -510,19 +570,127 @@ class RunStore:
             finished_at=stored.finished_at,
         )
 
-    def list_runs(self, name: str | None = None, *, limit: int | None = None) -> list[StoredRun]:
-        """The stored runs, newest first; ``name`` a glob (``before*``), ``limit`` how many."""
-        query = f"SELECT {_COLUMNS} FROM runs"
+    def _columns(
+        self, stored: StoredRun, keep_text: bool, progress: Progress | None
+    ) -> dict[str, list[tuple[str, bytes]]]:
+        where = "FROM record_columns WHERE run = ?"
+        if not keep_text:
+            where += " AND name NOT LIKE 'text%'"
+        total = done = 0
+        if progress is not None:
+            # SQLite knows a BLOB's length without reading it.
+            row = self._conn.execute(
+                f"SELECT coalesce(sum(length(data)), 0) {where}", (stored.id,)
+            ).fetchone()
+            total = int(row[0])
+            progress(0, total)
+        columns: dict[str, list[tuple[str, bytes]]] = {}
+        for name, encoding, data in self._conn.execute(
+            f"SELECT name, encoding, data {where} ORDER BY name, first", (stored.id,)
+        ):
+            columns.setdefault(name, []).append((encoding, data))
+            if progress is not None:
+                done += len(data)
+                progress(done, total)
+        return columns
+
+    def _journal_run(
+        self,
+        stored: StoredRun,
+        records: Sequence[Mapping[str, Any]],
+        *,
+        keep_text: bool = True,
+        status: str | None = None,
+    ) -> Run:
+        """The run of a journal's records, as ``from_records`` reads them."""
+        from evaldelta.io.jsonl import from_records
+
+        status = status or stored.status
+        records = latest_attempts(records)
+        if not records:
+            return codec.decode_run(
+                {},
+                0,
+                source=stored.label,
+                format=stored.format,
+                status=status,
+                config=stored.config,
+                started_at=stored.started_at,
+                finished_at=stored.finished_at,
+            )
+        run = from_records(
+            records, source=stored.label, keep_text=keep_text, status=status, config=stored.config
+        )
+        run.format = stored.format
+        run.started_at = stored.started_at or run.started_at
+        run.finished_at = stored.finished_at
+        return run
+
+    def list_runs(
+        self,
+        suite_id: int | None = None,
+        *,
+        name: str | None = None,
+        limit: int | None = None,
+    ) -> list[StoredRun]:
+        """The stored runs: those of one suite, oldest first, or all of them, newest first.
+
+        Args:
+            suite_id: a suite's id (``store.find_suite_by_name("qa").id``): only its
+                runs, **oldest first**, so that ``runs[-2], runs[-1]`` are the one
+                before the latest and the latest.
+            name: only runs whose name matches this glob (``before*``).
+            limit: how many: the newest ``limit`` (still oldest first for a suite).
+
+        Raises:
+            TypeError: a name given as ``suite_id``.
+            StoreError: no suite with that id.
+        """
+        if suite_id is not None and (isinstance(suite_id, bool) or not isinstance(suite_id, int)):
+            raise TypeError(
+                "list_runs(suite_id) takes a suite's integer id "
+                f"(find_suite_by_name(name).id), got {suite_id!r}; pass name=... to list "
+                "runs by name"
+            )
+        conditions: list[str] = []
         params: list[Any] = []
+        if suite_id is not None:
+            conditions.append("runs.suite = ?")
+            params.append(suite_id)
         if name is not None:
-            query += " WHERE name GLOB ?"
+            conditions.append("runs.name GLOB ?")
             params.append(name)
-        query += " ORDER BY id DESC"
+        query = _SELECT
+        if conditions:
+            query += " WHERE " + " AND ".join(conditions)
+        query += " ORDER BY runs.id DESC"
         if limit is not None:
             query += " LIMIT ?"
             params.append(max(limit, 0))
         with self._translated("list the runs"):
-            return [_stored(row) for row in self._conn.execute(query, params)]
+            if (
+                suite_id is not None
+                and not self._conn.execute(
+                    "SELECT 1 FROM suites WHERE id = ?", (suite_id,)
+                ).fetchone()
+            ):
+                raise StoreError(
+                    f"no suite with id {suite_id} in {self._name}; find a suite's id with "
+                    "find_suite_by_name(name), or list them with list_suites()"
+                )
+            runs = [_stored(row, self._status(row)) for row in self._conn.execute(query, params)]
+        return runs[::-1] if suite_id is not None else runs
+
+    def case_order(self, ref: RunRef) -> list[str] | None:
+        """The test ids in the seeded order ``evaldelta eval`` took them for the run;
+        ``None`` for a run imported from a file."""
+        rid = self.resolve(ref)
+        with self._translated("read the run"):
+            row = self._conn.execute("SELECT case_order FROM runs WHERE id = ?", (rid,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        order: list[str] = _from_json(row[0])
+        return order
 
     def summary(self, ref: RunRef, *, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> RunFigures:
         """The run's figures per target, as :func:`evaldelta.analysis.summary.summarise`
@@ -546,29 +714,39 @@ class RunStore:
         default threshold they are then kept, so that this happens once per run
         (unless ``keep`` is false: a reader that must not write, such as the
         dashboard). ``progress`` is told how many of those runs have been read, out of how many.
+        A run not finished has its figures computed from its journal each time, and
+        never kept: they would go stale with its next attempt.
 
         Raises:
             StoreError: no run with one of the ids.
         """
         wanted = list(dict.fromkeys(ids))
         found: dict[int, RunFigures] = {}
+        unfinished: set[int] = set()
         with self._translated("read the runs' summaries"):
             for start in range(0, len(wanted), 500):  # SQLite's limit on parameters
                 part = wanted[start : start + 500]
                 marks = ", ".join("?" * len(part))
+                unfinished.update(
+                    int(row[0])
+                    for row in self._conn.execute(
+                        f"SELECT id FROM runs WHERE id IN ({marks}) AND {_JOURNAL_ONLY}", part
+                    )
+                )
                 for row in self._conn.execute(
                     f"SELECT run, {_SUMMARY_COLUMNS} FROM run_summaries "
                     f"WHERE run IN ({marks}) AND pass_threshold = ? ORDER BY run, position",
                     (*part, pass_threshold),
                 ):
-                    found.setdefault(int(row[0]), []).append(_figures_of(row[1:]))
+                    if int(row[0]) not in unfinished:
+                        found.setdefault(int(row[0]), []).append(_figures_of(row[1:]))
         missing = [rid for rid in wanted if rid not in found]
         for done, rid in enumerate(missing):
             if progress is not None:
                 progress(done, len(missing))
             figures = _summarise(self.get_run(rid, keep_text=False), pass_threshold)
             found[rid] = figures
-            if keep and pass_threshold == DEFAULT_PASS_THRESHOLD:
+            if keep and pass_threshold == DEFAULT_PASS_THRESHOLD and rid not in unfinished:
                 self._backfill(rid, figures, pass_threshold)
         if progress is not None and missing:
             progress(len(missing), len(missing))
@@ -578,7 +756,10 @@ class RunStore:
         """Keep the figures of a run stored without them."""
         try:
             with self._transaction("keep the run's summary") as conn:
-                if conn.execute("SELECT 1 FROM runs WHERE id = ?", (rid,)).fetchone():
+                # Not for a run reopened meanwhile: its figures are changing.
+                if conn.execute(
+                    f"SELECT 1 FROM runs WHERE id = ? AND NOT ({_JOURNAL_ONLY})", (rid,)
+                ).fetchone():
                     _keep_summary(conn, rid, figures, pass_threshold, replace=False)
         except StoreError:
             # Only a cache: a store we cannot write to now (a read-only file, or one
@@ -586,13 +767,268 @@ class RunStore:
             # again the next time they are asked for.
             pass
 
+    # -- suites ---------------------------------------------------------------------
+
+    def find_suite_by_name(self, name: str) -> StoredSuite | None:
+        """The suite called ``name``, or ``None`` when there is none."""
+        with self._translated("look up a suite"):
+            row = self._conn.execute(
+                "SELECT id, name, created_at FROM suites WHERE name = ?", (name,)
+            ).fetchone()
+        return None if row is None else StoredSuite(*row)
+
+    def suite(self, name: str) -> StoredSuite:
+        """The suite called ``name``, made when there is none yet (two processes making
+        it at once get the same one)."""
+        with self._transaction("make the suite") as conn:
+            suite_id = _suite_id(conn, name)
+            row = conn.execute(
+                "SELECT id, name, created_at FROM suites WHERE id = ?", (suite_id,)
+            ).fetchone()
+        return StoredSuite(*row)
+
+    def list_suites(self) -> list[StoredSuite]:
+        """Every suite, by name."""
+        with self._translated("list the suites"):
+            rows = self._conn.execute("SELECT id, name, created_at FROM suites ORDER BY name")
+            return [StoredSuite(*row) for row in rows]
+
+    # -- runs being run ---------------------------------------------------------------
+
+    def begin_run(
+        self,
+        *,
+        name: str,
+        suite: str | None,
+        config: Mapping[str, Any],
+        targets: Sequence[str],
+        case_order: Sequence[str],
+        started_at: str | None = None,
+        source: str = "<eval>",
+    ) -> int:
+        """Start a run that ``evaldelta eval`` writes as it goes; returns its id.
+
+        The run has status ``running`` and no records until :meth:`add_attempt` adds
+        them, one attempt at a time, to its journal; :meth:`finish_run` then stores it
+        like any other run. While this store is open and the run not finished, this
+        process holds the run's lock (a file beside the store, ``<store>.locks/``): a
+        run whose process died reads as ``interrupted`` from then on, and can be
+        taken up again with :meth:`reopen_run`.
+
+        Args:
+            name: the run's name.
+            suite: the suite it belongs to (made when there is none of that name).
+            config: the run's settings, kept as its config.
+            targets: the targets it runs, in order.
+            case_order: the test ids in the order the run takes them.
+            started_at: when it started (ISO 8601; default: now).
+            source: what the run reads as having come from.
+        """
+        _check_name(name)
+        lock: liveness.RunLock | None = None
+        try:
+            with self._transaction("begin the run") as conn:
+                suite_id = None if suite is None else _suite_id(conn, suite)
+                cursor = conn.execute(
+                    "INSERT INTO runs (name, created_at, started_at, finished_at, status, "
+                    "source_format, source_path, dataset_hash, config, notes, targets, records, "
+                    "cases, suite, case_order) "
+                    "VALUES (?, ?, ?, NULL, 'running', ?, ?, '', ?, NULL, ?, 0, 0, ?, ?)",
+                    (
+                        name,
+                        _now(),
+                        started_at or _now(),
+                        EVAL_FORMAT,
+                        source,
+                        _json(dict(config)),
+                        _json(list(targets)),
+                        suite_id,
+                        _json(list(case_order)),
+                    ),
+                )
+                rid = int(cursor.lastrowid or 0)
+                # Held before the run can be seen: nobody reads it as interrupted meanwhile.
+                lock = self._lock(rid)
+                if lock is None:  # a lock file left by a run of this id: ids are never reused
+                    raise StoreError(self._busy(rid))
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        self._locks[rid] = lock
+        return rid
+
+    def add_attempt(self, rid: int, record: Mapping[str, Any]) -> None:
+        """Add one attempt's record (a JSON object in agentv's shape: ``test_id``,
+        ``attempt``, ``target``, ``score``, ...) to the journal of run ``rid``, which
+        this store began or reopened; kept at once, in its own transaction."""
+        import msgspec
+
+        if rid not in self._locks:
+            raise StoreError(
+                f"run {rid} is not being run by this store; begin it with begin_run(), or "
+                "take it up again with reopen_run(), before adding attempts to it"
+            )
+        test_id, attempt = record.get("test_id"), record.get("attempt")
+        if (
+            not isinstance(test_id, str)
+            or isinstance(attempt, bool)
+            or not isinstance(attempt, int)
+        ):
+            raise StoreError(
+                f'run {rid}: an attempt\'s record needs "test_id" (a string) and '
+                f'"attempt" (an integer), got test_id={test_id!r}, attempt={attempt!r}; '
+                "set both before adding it"
+            )
+        try:
+            data = msgspec.json.encode(record)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise StoreError(
+                f"run {rid}: the record of case {test_id!r}, attempt {attempt}, is not "
+                f"JSON ({exc}); give it only strings, numbers, booleans, None, lists and dicts"
+            ) from exc
+        with self._transaction("keep the attempt") as conn:
+            conn.execute(
+                "INSERT INTO attempts (run, seq, test_id, attempt, record) "
+                "SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM attempts WHERE run = ?",
+                (rid, test_id, attempt, data, rid),
+            )
+
+    def attempts(self, ref: RunRef) -> list[dict[str, Any]]:
+        """The records in the run's journal, in the order they were added (a case's
+        attempt run again on resuming is there twice; the run keeps the later one).
+        Empty for a run imported from a file."""
+        return self._attempts(self.resolve(ref))
+
+    def _attempts(self, rid: int) -> list[dict[str, Any]]:
+        import msgspec
+
+        decode = msgspec.json.Decoder(dict[str, Any]).decode
+        with self._translated("read the run's attempts"):
+            rows = self._conn.execute(
+                "SELECT record FROM attempts WHERE run = ? ORDER BY seq", (rid,)
+            ).fetchall()
+        return [decode(row[0]) for row in rows]
+
+    def reopen_run(self, ref: RunRef) -> StoredRun:
+        """Take up a run of ``evaldelta eval`` again, to resume it: its status is
+        ``running`` again, and :meth:`add_attempt` adds to its journal.
+
+        Raises:
+            StoreError: the run was imported, not run here, or another live process
+                is running it.
+        """
+        rid = self.resolve(ref)
+        stored, _ = self._read(rid)
+        if stored.format != EVAL_FORMAT:
+            raise StoreError(
+                f"run {rid} ({stored.name}) was imported from {stored.source}, not run by "
+                "`evaldelta eval`; only a suite's runs can be resumed"
+            )
+        if rid not in self._locks:
+            lock = self._lock(rid)
+            if lock is None:
+                raise StoreError(self._busy(rid))
+            self._locks[rid] = lock
+        try:
+            with self._transaction("reopen the run") as conn:
+                # Its records are its journal's again until it finishes.
+                conn.execute(
+                    "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (rid,)
+                )
+                conn.execute("DELETE FROM record_columns WHERE run = ?", (rid,))
+                conn.execute("DELETE FROM run_summaries WHERE run = ?", (rid,))
+        except BaseException:
+            self._locks.pop(rid).release()
+            raise
+        return self.info(rid)
+
+    def finish_run(
+        self, rid: int, status: str = "complete", *, finished_at: str | None = None
+    ) -> StoredRun:
+        """Finish a run begun with :meth:`begin_run` (or reopened): its records are
+        built from its journal, as :func:`evaldelta.io.jsonl.from_records` reads them
+        (the latest of an attempt run twice), and stored by column with its figures,
+        in one transaction; its lock is let go of. Returns the run as it now is.
+
+        Args:
+            status: ``complete``, or ``interrupted`` for a run stopped before its end.
+            finished_at: when it finished (ISO 8601; default: now).
+
+        Raises:
+            StoreError: another live process is running it.
+        """
+        if status not in ("complete", "interrupted"):
+            raise StoreError(
+                f"finish_run(status={status!r}): a run finishes complete or interrupted"
+            )
+        if rid not in self._locks:
+            self.reopen_run(rid)
+        with self._transaction("finish the run") as conn:
+            stored, _ = self._read(rid)
+            records = self._attempts(rid)
+            conn.execute("DELETE FROM record_columns WHERE run = ?", (rid,))
+            conn.execute("DELETE FROM run_summaries WHERE run = ?", (rid,))
+            ended = finished_at or _now()
+            if records:
+                run = self._journal_run(stored, records, status=status)
+                conn.executemany(
+                    "INSERT INTO record_columns (run, name, first, encoding, data) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    _rows(rid, codec.encode_run(run)),
+                )
+                _keep_summary(
+                    conn, rid, _summarise(run, DEFAULT_PASS_THRESHOLD), DEFAULT_PASS_THRESHOLD
+                )
+                facts: tuple[Any, ...] = (
+                    len(run),
+                    len(run.test_ids),
+                    _json(run.targets),
+                    dataset_hash(run),
+                    run.started_at,
+                )
+            else:
+                facts = (0, 0, _json(stored.targets), "", stored.started_at)
+            conn.execute(
+                "UPDATE runs SET records = ?, cases = ?, targets = ?, dataset_hash = ?, "
+                "started_at = ?, status = ?, finished_at = ? WHERE id = ?",
+                (*facts, status, ended, rid),
+            )
+        self._locks.pop(rid).release()
+        return self.info(rid)
+
+    def _lock(self, rid: int) -> liveness.RunLock | None:
+        path = liveness.lock_path(self.path, rid)
+        try:
+            return liveness.acquire(path)
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot make the lock of run {rid} ({exc.strerror or exc}); check "
+                "the permissions of the store's folder, or choose another store with --store PATH"
+            ) from exc
+
+    def _busy(self, rid: int) -> str:
+        return f"run {rid} is still running in another process; wait for it, or stop it first"
+
     # -- changing -------------------------------------------------------------------
 
     def delete_run(self, ref: RunRef) -> StoredRun:
-        """Delete a run and its records; returns what it was."""
+        """Delete a run, its records and its journal; returns what it was.
+
+        Raises:
+            StoreError: the run is being run by another live process.
+        """
         with self._transaction("delete the run") as conn:
             stored = self.info(ref)
+            if stored.status == "running" and stored.id not in self._locks:
+                raise StoreError(self._busy(stored.id))
             conn.execute("DELETE FROM runs WHERE id = ?", (stored.id,))
+        lock = self._locks.pop(stored.id, None)
+        if lock is not None:
+            lock.release()
+        else:
+            # A run whose process died leaves its lock file behind.
+            liveness.lock_path(self.path, stored.id).unlink(missing_ok=True)
         return stored
 
     def rename_run(self, ref: RunRef, name: str) -> StoredRun:
@@ -602,6 +1038,32 @@ class RunStore:
             stored = self.info(ref)
             conn.execute("UPDATE runs SET name = ? WHERE id = ?", (name, stored.id))
         return self.info(stored.id)
+
+
+def latest_attempts(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A journal's records with each (test id, target, attempt) once: the latest, in
+    the place of the first (resuming runs again the attempts lost to infrastructure)."""
+    position: dict[tuple[Any, Any, Any], int] = {}
+    out: list[dict[str, Any]] = []
+    for record in records:
+        key = (record.get("test_id"), record.get("target"), record.get("attempt"))
+        at = position.get(key)
+        if at is None:
+            position[key] = len(out)
+            out.append(dict(record))
+        else:
+            out[at] = dict(record)
+    return out
+
+
+def _suite_id(conn: sqlite3.Connection, name: str) -> int:
+    """The id of the suite called ``name``, made when there is none (in the caller's
+    write transaction)."""
+    if not isinstance(name, str) or not name.strip():
+        raise StoreError(f"a suite's name cannot be empty, got {name!r}; give the suite a name")
+    conn.execute("INSERT OR IGNORE INTO suites (name, created_at) VALUES (?, ?)", (name, _now()))
+    row = conn.execute("SELECT id FROM suites WHERE name = ?", (name,)).fetchone()
+    return int(row[0])
 
 
 def _summarise(run: Run, pass_threshold: float) -> RunFigures:

@@ -86,6 +86,35 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ) WITHOUT ROWID
         """,
     ),
+    # Version 3: suites, and runs that `evaldelta eval` writes as they go. A run being
+    # run has status 'running' and no record_columns yet: each attempt is appended to
+    # its journal, `attempts`, as it finishes (so a crash loses none, and the run can be
+    # resumed); when the run finishes its records are built from the journal and stored
+    # by column like any other run's. Runs stored before belong to no suite.
+    (
+        """
+        CREATE TABLE suites (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            name       TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL   -- UTC, ISO 8601
+        )
+        """,
+        "ALTER TABLE runs ADD COLUMN suite INTEGER REFERENCES suites (id)",
+        # JSON array of test ids, in the seeded order the run took them; NULL: imported.
+        "ALTER TABLE runs ADD COLUMN case_order TEXT",
+        "CREATE INDEX runs_by_suite ON runs (suite, id)",
+        """
+        CREATE TABLE attempts (
+            run     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            seq     INTEGER NOT NULL,  -- 1, 2, ... in the order the attempts finished
+            test_id TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            record  BLOB NOT NULL,     -- the record, a JSON object in agentv's shape
+            PRIMARY KEY (run, seq)
+        )
+        """,
+        "CREATE INDEX attempts_by_case ON attempts (run, test_id, attempt)",
+    ),
 )
 
 #: The version this evaldelta writes.

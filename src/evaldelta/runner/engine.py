@@ -1,0 +1,679 @@
+"""Running a suite: every test against every target, ``attempts`` times, into the store.
+
+The order is seeded: the cases are shuffled once with the suite's seed and recorded
+with each run, so that a later comparison can take them in the order they ran. Each
+finished attempt is committed to the store's journal as it finishes; a run is
+``running`` while this process holds it, then ``complete`` or ``interrupted``. A run
+whose process died reads as interrupted at once (the store's liveness lock), and
+``resume=True`` runs only what is missing or was lost to infrastructure failures.
+
+Nothing here prints or reads the environment: the caller passes ``env`` (for the
+targets' commands) and ``on_event`` (to show progress), and asks to stop through
+``should_stop``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from random import Random
+from typing import TYPE_CHECKING, Any
+
+from evaldelta.errors import TargetError, UsageError
+from evaldelta.runner.spec import InfraFailure, Reply, Suite, TargetSpec, TaskFailure, TestCase
+from evaldelta.store.runstore import latest_attempts
+
+if TYPE_CHECKING:
+    from evaldelta.runner.targets import Target
+    from evaldelta.store import RunStore, StoredRun
+
+__all__ = [
+    "AttemptDone",
+    "EvalOptions",
+    "EvalOutcome",
+    "Job",
+    "Plan",
+    "RunStarted",
+    "TargetStopped",
+    "TargetTotals",
+    "latest_attempts",
+    "plan_suite",
+    "run_suite",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    """What to run of a suite, and how.
+
+    Args:
+        name: the runs' name: each target's run is ``NAME/target`` (default: the
+            suite's name).
+        workers: calls at once, never more (default: the suite's ``concurrency``).
+        limit: the first ``limit`` tests of the seeded order only.
+        test_ids: globs; only tests whose id matches one of them.
+        targets: only these targets (by name).
+        max_cost_usd: stop scheduling once this much has been spent (targets and the
+            judge); the runs are then marked interrupted.
+        resume: continue the latest run of each target instead of starting anew:
+            only attempts missing, or lost to infrastructure failures, are run.
+        judge: the target that judges ``llm-rubric`` (overrides the suite's).
+    """
+
+    name: str | None = None
+    workers: int | None = None
+    limit: int | None = None
+    test_ids: Sequence[str] = ()
+    targets: Sequence[str] = ()
+    max_cost_usd: float | None = None
+    resume: bool = False
+    judge: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One attempt to make: a test, a target, an attempt number (1-based)."""
+
+    test: TestCase
+    target: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a run will do, before it calls anything (``--dry-run`` prints it)."""
+
+    suite: Suite
+    name: str
+    tests: tuple[TestCase, ...]  # in the seeded order
+    targets: tuple[TargetSpec, ...]
+    judge: TargetSpec | None
+    jobs: tuple[Job, ...]
+    workers: int
+
+    @property
+    def calls(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def judge_calls(self) -> int:
+        """Judge calls at most (one per ``llm-rubric`` assertion and attempt, before repairs)."""
+        return sum(1 for job in self.jobs for a in job.test.assertions if a.type == "llm-rubric")
+
+    def run_name(self, target: str) -> str:
+        return f"{self.name}/{target}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite.name,
+            "name": self.name,
+            "tests": len(self.tests),
+            "targets": [t.name for t in self.targets],
+            "attempts": self.suite.attempts,
+            "calls": self.calls,
+            "judge": self.judge.name if self.judge else None,
+            "judge_calls": self.judge_calls,
+            "workers": self.workers,
+            "order": [t.id for t in self.tests],
+        }
+
+
+# -- events the caller may show -----------------------------------------------------
+
+
+@dataclass(slots=True)
+class TargetTotals:
+    """A target's running totals: what a progress bar and the closing table show."""
+
+    target: str
+    run_id: int
+    total: int  # attempts this run makes
+    done: int = 0
+    already: int = 0  # attempts kept from an earlier process (resume)
+    task_failures: int = 0
+    infra_failures: int = 0
+    passed: int = 0
+    score_sum: float = 0.0
+    scored: int = 0
+    input_tokens: float = 0.0
+    output_tokens: float = 0.0
+    cost_usd: float = 0.0
+    cost_known: bool = False
+    stopped: str | None = None  # why the target stopped early
+
+    @property
+    def failures(self) -> int:
+        return self.task_failures + self.infra_failures
+
+    @property
+    def mean_score(self) -> float | None:
+        return self.score_sum / self.scored if self.scored else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "run_id": self.run_id,
+            "attempts": self.total,
+            "done": self.done,
+            "kept_from_earlier": self.already,
+            "task_failures": self.task_failures,
+            "infra_failures": self.infra_failures,
+            "passed": self.passed,
+            "mean_score": self.mean_score,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd if self.cost_known else None,
+            "stopped": self.stopped,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    plan: Plan
+    totals: Mapping[str, TargetTotals]
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptDone:
+    target: str
+    record: Mapping[str, Any]
+    totals: TargetTotals
+
+
+@dataclass(frozen=True, slots=True)
+class TargetStopped:
+    target: str
+    reason: str
+
+
+Event = RunStarted | AttemptDone | TargetStopped
+
+
+@dataclass(slots=True)
+class EvalOutcome:
+    """What a run did: its stored runs (one per target), their totals, and how it ended.
+
+    ``status`` is ``complete`` when every planned attempt ran, else ``interrupted``
+    with ``stop_reason`` saying why (Ctrl-C, ``--max-cost``, a target that refused).
+    ``fatal`` holds the error of a target that could not be used at all.
+    """
+
+    plan: Plan
+    runs: dict[str, StoredRun]
+    totals: dict[str, TargetTotals]
+    status: str
+    stop_reason: str | None = None
+    fatal: list[TargetError] = field(default_factory=list)
+    judge_cost_usd: float = 0.0
+    judge_tokens: float = 0.0
+    elapsed_s: float = 0.0
+
+    @property
+    def run(self) -> StoredRun:
+        """The one stored run, when the suite ran one target."""
+        if len(self.runs) != 1:
+            names = ", ".join(self.runs)
+            raise UsageError(f"this evaluation made {len(self.runs)} runs ({names}); use .runs")
+        return next(iter(self.runs.values()))
+
+    @property
+    def id(self) -> int:
+        """The one stored run's id (seed 004's ``evaluate(...)`` result)."""
+        return self.run.id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "stop_reason": self.stop_reason,
+            "plan": self.plan.to_dict(),
+            "runs": {t: r.to_dict() for t, r in self.runs.items()},
+            "totals": {t: s.to_dict() for t, s in self.totals.items()},
+            "judge_cost_usd": self.judge_cost_usd,
+            "elapsed_s": self.elapsed_s,
+            "errors": [str(e) for e in self.fatal],
+        }
+
+
+# -- planning -----------------------------------------------------------------------
+
+
+def plan_suite(suite: Suite, options: EvalOptions | None = None) -> Plan:
+    """The tests, targets and attempts a run of ``suite`` makes, in the seeded order.
+
+    Raises:
+        UsageError: a ``--target`` or ``--judge`` that the suite does not define, a
+            filter that leaves nothing to run, an ``llm-rubric`` without a judge.
+    """
+    options = options or EvalOptions()
+    targets = suite.targets
+    if options.targets:
+        known = {t.name: t for t in suite.targets}
+        unknown = [n for n in options.targets if n not in known]
+        if unknown:
+            raise UsageError(
+                f"--target {unknown[0]!r}: the suite has no such target (its targets: "
+                f"{', '.join(known)})"
+            )
+        targets = tuple(known[n] for n in dict.fromkeys(options.targets))
+    tests = list(suite.tests)
+    if options.test_ids:
+        tests = [t for t in tests if any(fnmatch.fnmatchcase(t.id, g) for g in options.test_ids)]
+        if not tests:
+            raise UsageError(
+                f"--test-id {' '.join(options.test_ids)}: matches none of the suite's "
+                f"{len(suite.tests)} tests"
+            )
+    order = seeded_order([t.id for t in tests], suite.seed)
+    by_id = {t.id: t for t in tests}
+    ordered = [by_id[i] for i in order]
+    if options.limit is not None:
+        if options.limit < 1:
+            raise UsageError("--limit must be at least 1")
+        ordered = ordered[: options.limit]
+    judge = _judge(suite, options)
+    if judge is None:
+        for t in ordered:
+            for a in t.assertions:
+                if a.type == "llm-rubric":
+                    raise UsageError(
+                        f"{a.where}: llm-rubric needs a judge: set `judge: {{target: NAME}}` "
+                        "in the suite, or pass --judge NAME (an openai target)"
+                    )
+    jobs = tuple(
+        Job(test, target.name, attempt)
+        for test in ordered
+        for attempt in range(1, suite.attempts + 1)
+        for target in targets
+    )
+    workers = options.workers if options.workers is not None else suite.concurrency
+    if workers < 1:
+        raise UsageError("--workers must be at least 1")
+    return Plan(
+        suite=suite,
+        name=options.name or suite.name,
+        tests=tuple(ordered),
+        targets=targets,
+        judge=judge,
+        jobs=jobs,
+        workers=workers,
+    )
+
+
+def _judge(suite: Suite, options: EvalOptions) -> TargetSpec | None:
+    name = options.judge
+    if name is None:
+        return suite.judge_target
+    candidates = [*suite.targets, *([suite.judge_target] if suite.judge_target else [])]
+    for spec in candidates:
+        if spec.name == name:
+            if spec.type != "openai":
+                raise UsageError(
+                    f"--judge {name}: the judge must be an openai target; {name} is a "
+                    f"{spec.type} target"
+                )
+            return spec
+    raise UsageError(
+        f"--judge {name}: no such target in the suite or its targets file "
+        f"(defined: {', '.join(t.name for t in candidates) or 'none'})"
+    )
+
+
+def seeded_order(test_ids: Sequence[str], seed: int) -> list[str]:
+    """The test ids shuffled by ``seed``: the same ids and seed give the same order,
+    whatever order the suite lists them in."""
+    order = sorted(test_ids)
+    Random(f"evaldelta-order:{seed}").shuffle(order)
+    return order
+
+
+# -- running ------------------------------------------------------------------------
+
+
+def run_config(plan: Plan, target: TargetSpec) -> dict[str, Any]:
+    """A stored run's config: the target's settings (without secrets) and what of the
+    suite decides the results."""
+    suite = plan.suite
+    config: dict[str, Any] = {
+        **target.public_settings(),
+        "target": target.name,
+        "suite": suite.name,
+        "suite_hash": suite.hash,
+        "attempts": suite.attempts,
+        "seed": suite.seed,
+    }
+    if plan.judge is not None:
+        config["judge"] = plan.judge.public_settings().get("model", plan.judge.name)
+    return config
+
+
+async def run_suite(
+    plan: Plan,
+    store: RunStore,
+    *,
+    env: Mapping[str, str] | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    max_cost_usd: float | None = None,
+    resume: bool = False,
+    sleep: Callable[[float], Any] = asyncio.sleep,
+) -> EvalOutcome:
+    """Run ``plan`` into ``store``; returns how it went.
+
+    Every finished attempt is committed to the store at once. ``should_stop`` is asked
+    before each new attempt: once it answers true, nothing new starts, the calls in
+    flight finish, and the runs are marked interrupted.
+
+    Raises:
+        StoreError: ``resume`` of a run whose suite has changed since.
+    """
+    from evaldelta.runner.targets import build_target
+
+    started = time.monotonic()
+    emit = on_event or (lambda event: None)
+    stop_asked = should_stop or (lambda: False)
+    suite = plan.suite
+    rng = Random(f"evaldelta-retry:{suite.seed}")
+
+    # The stored runs: new ones, or the latest of each name when resuming.
+    run_ids: dict[str, int] = {}
+    done_keys: dict[str, set[tuple[str, int]]] = {}
+    totals: dict[str, TargetTotals] = {}
+    order = [t.id for t in plan.tests]
+    for target in plan.targets:
+        name = plan.run_name(target.name)
+        planned = [j for j in plan.jobs if j.target == target.name]
+        if resume:
+            rid, kept = _reopen(store, plan, name)
+        else:
+            rid = store.begin_run(
+                name=name,
+                suite=plan.name,
+                config=run_config(plan, target),
+                targets=[target.name],
+                case_order=order,
+                started_at=_now(),
+            )
+            kept = []
+        run_ids[target.name] = rid
+        keys = {(str(r["test_id"]), int(r["attempt"])) for r in kept}
+        done_keys[target.name] = keys
+        t = TargetTotals(target.name, rid, total=len(planned))
+        for record in kept:
+            _count(t, record)
+        t.already = t.done
+        totals[target.name] = t
+    emit(RunStarted(plan, totals))
+
+    # Targets are built before anything is scheduled, so that a missing function or
+    # command is named at once.
+    targets: dict[str, Target] = {}
+    judge_usage = _Usage()
+    spent = sum(t.cost_usd for t in totals.values())
+    try:
+        for spec in plan.targets:
+            targets[spec.name] = build_target(
+                spec,
+                base_dir=suite.base_dir,
+                timeout_s=suite.timeout_s,
+                retries=suite.retries,
+                rng=rng,
+                sleep=sleep,
+                env=env,
+            )
+        grader = None
+        if plan.judge is not None:
+            grader = _make_judge(plan, rng, sleep, env, judge_usage)
+
+        stopped: dict[str, str] = {}
+        fatal: list[TargetError] = []
+        stop_reason: str | None = None
+        semaphore = asyncio.Semaphore(plan.workers)
+        in_flight: set[asyncio.Task[None]] = set()
+
+        async def attempt(job: Job) -> None:
+            nonlocal spent
+            try:
+                record = await _attempt(job, targets[job.target], plan, grader)
+                if job.target in stopped:
+                    return  # a refusal came in meanwhile: keep the run as far as it got
+                store.add_attempt(run_ids[job.target], record)
+                t = totals[job.target]
+                _count(t, record)
+                spent += float(record.get("cost_usd") or 0.0)
+                emit(AttemptDone(job.target, record, t))
+            except TargetError as exc:
+                if job.target not in stopped:
+                    stopped[job.target] = str(exc)
+                    fatal.append(exc)
+                    totals[job.target].stopped = str(exc)
+                    emit(TargetStopped(job.target, str(exc)))
+            finally:
+                # Released once the attempt is counted, so that the next one is
+                # scheduled knowing what this one cost.
+                semaphore.release()
+
+        def over_budget() -> bool:
+            return max_cost_usd is not None and spent + judge_usage.cost >= max_cost_usd
+
+        for job in plan.jobs:
+            if (job.test.id, job.attempt) in done_keys[job.target]:
+                continue
+            if job.target in stopped:
+                continue
+            await semaphore.acquire()
+            if job.target in stopped:
+                semaphore.release()
+                continue
+            if stop_asked():
+                semaphore.release()
+                stop_reason = "stopped by Ctrl-C"
+                break
+            if over_budget():
+                semaphore.release()
+                stop_reason = f"--max-cost {max_cost_usd:g} reached"
+                break
+            task = asyncio.create_task(attempt(job))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+        if in_flight:
+            await asyncio.gather(*in_flight)
+        unfinished = any(t.done < t.total for t in totals.values())
+        if stop_reason is None and over_budget() and unfinished:
+            stop_reason = f"--max-cost {max_cost_usd:g} reached"
+    finally:
+        for target_obj in targets.values():
+            await target_obj.aclose()
+        await judge_usage.close()
+
+    runs: dict[str, StoredRun] = {}
+    for spec in plan.targets:
+        t = totals[spec.name]
+        status = "complete" if t.done >= t.total and spec.name not in stopped else "interrupted"
+        runs[spec.name] = store.finish_run(run_ids[spec.name], status, finished_at=_now())
+    if stop_reason is None and stopped:
+        stop_reason = "a target could not be used: " + "; ".join(stopped.values())
+    overall = "complete" if all(r.status == "complete" for r in runs.values()) else "interrupted"
+    return EvalOutcome(
+        plan=plan,
+        runs=runs,
+        totals=totals,
+        status=overall,
+        stop_reason=stop_reason,
+        fatal=fatal,
+        judge_cost_usd=judge_usage.cost,
+        judge_tokens=judge_usage.tokens,
+        elapsed_s=time.monotonic() - started,
+    )
+
+
+def _reopen(store: RunStore, plan: Plan, name: str) -> tuple[int, list[dict[str, Any]]]:
+    """The latest run called ``name``, reopened, and its attempts worth keeping."""
+    from evaldelta.errors import StoreError
+
+    runs = store.list_runs(name=name, limit=1)
+    runs = [r for r in runs if r.name == name]
+    if not runs:
+        raise StoreError(
+            f"--resume: no run named {name!r} in the store to resume; run without --resume "
+            "to start one"
+        )
+    last = runs[0]
+    recorded = last.config.get("suite_hash")
+    if recorded != plan.suite.hash:
+        raise StoreError(
+            f"--resume: the suite changed since run {last.id} ({name}) started (its tests, "
+            "assertions, targets or attempts differ), so the attempts would not be "
+            "comparable; run it anew without --resume"
+        )
+    store.reopen_run(last.id)
+    kept = [r for r in store.attempts(last.id) if r.get("error_kind") != "infra"]
+    return last.id, kept
+
+
+def _count(t: TargetTotals, record: Mapping[str, Any]) -> None:
+    t.done += 1
+    kind = record.get("error_kind")
+    if kind == "infra":
+        t.infra_failures += 1
+    elif kind is not None:
+        t.task_failures += 1
+    score = record.get("score")
+    if score is not None and kind != "infra":
+        t.score_sum += float(score)
+        t.scored += 1
+    if record.get("passed"):
+        t.passed += 1
+    for key in ("input_tokens", "output_tokens"):
+        value = record.get(key)
+        if value is not None:
+            setattr(t, key, getattr(t, key) + float(value))
+    cost = record.get("cost_usd")
+    if cost is not None:
+        t.cost_usd += float(cost)
+        t.cost_known = True
+
+
+class _Usage:
+    """What the judge has cost so far, and its client to close."""
+
+    def __init__(self) -> None:
+        self.cost = 0.0
+        self.tokens = 0.0
+        self.client: Target | None = None
+
+    def add(self, reply: Reply) -> None:
+        self.cost += reply.cost_usd or 0.0
+        self.tokens += (reply.input_tokens or 0.0) + (reply.output_tokens or 0.0)
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+
+def _make_judge(
+    plan: Plan,
+    rng: Random,
+    sleep: Callable[[float], Any],
+    env: Mapping[str, str] | None,
+    usage: _Usage,
+) -> Any:
+    from evaldelta.runner.judge import LLMJudge
+    from evaldelta.runner.targets import build_target
+
+    assert plan.judge is not None
+    suite = plan.suite
+    client: Any = build_target(
+        plan.judge,
+        base_dir=suite.base_dir,
+        timeout_s=suite.timeout_s,
+        retries=suite.retries,
+        rng=rng,
+        sleep=sleep,
+        env=env,
+    )
+    usage.client = client
+
+    async def chat(messages: list[dict[str, Any]]) -> Reply:
+        reply: Reply = await client.chat(messages, temperature=0)
+        usage.add(reply)
+        return reply
+
+    return LLMJudge(chat)
+
+
+async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> dict[str, Any]:
+    """One attempt, scored, as a record in agentv's shape (raises TargetError only)."""
+    from evaldelta.runner.assertions import Attempt, check, combine
+
+    test = job.test
+    record: dict[str, Any] = {
+        "test_id": test.id,
+        "target": job.target,
+        "attempt": job.attempt,
+    }
+    if test.category is not None:
+        record["category"] = test.category
+    record["input"] = test.input
+    if test.expected_output is not None:
+        record["expected"] = test.expected_output
+    if test.metadata:
+        record["metadata"] = dict(test.metadata)
+    try:
+        reply = await target.call(test, job.attempt)
+    except TaskFailure as exc:
+        record.update(score=0.0, passed=False, error=str(exc), error_kind="task")
+        _times(record, exc.latency_ms, exc.wait_ms)
+        record["timestamp"] = _now()
+        return record
+    except InfraFailure as exc:
+        record.update(error=str(exc), error_kind="infra")
+        _times(record, exc.latency_ms, exc.wait_ms)
+        record["timestamp"] = _now()
+        return record
+    _times(record, reply.latency_ms, reply.wait_ms)
+    for key in ("input_tokens", "output_tokens", "cost_usd"):
+        value = getattr(reply, key)
+        if value is not None:
+            record[key] = value
+    record["output"] = reply.output
+    try:
+        results = await check(
+            test.assertions,
+            Attempt(
+                output=reply.output,
+                test=test,
+                latency_ms=reply.latency_ms,
+                cost_usd=reply.cost_usd,
+            ),
+            base_dir=plan.suite.base_dir,
+            judge=grader,
+        )
+    except InfraFailure as exc:  # the judge could not be read: not the agent's fault
+        record.update(error=str(exc), error_kind="infra")
+        record["timestamp"] = _now()
+        return record
+    scored = combine(results, test.threshold)
+    record["score"] = scored.score
+    record["passed"] = scored.passed
+    if scored.scores:
+        record["scores"] = dict(scored.scores)
+    if scored.reasons:
+        record["misses"] = list(scored.reasons)
+    record["timestamp"] = _now()
+    return record
+
+
+def _times(record: dict[str, Any], latency_ms: float, wait_ms: float) -> None:
+    if latency_ms and math.isfinite(latency_ms):
+        record["latency_ms"] = round(latency_ms, 3)
+    if wait_ms and math.isfinite(wait_ms):
+        record["wait_ms"] = round(wait_ms, 3)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

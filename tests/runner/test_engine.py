@@ -1,0 +1,281 @@
+"""The engine: scheduling, concurrency, retries into records, stopping, the judge, and
+``evaluate()`` in seed 004's shape."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldelta
+from evaldelta.runner.engine import (
+    AttemptDone,
+    EvalOptions,
+    latest_attempts,
+    plan_suite,
+    run_suite,
+    seeded_order,
+)
+from evaldelta.runner.spec import AssertionSpec, RetryPolicy, Suite, TargetSpec, TestCase
+from evaldelta.store import RunStore
+from tests.runner.fake_openai import FakeOpenAI, Step
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as s:
+        yield s
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[RunStore]:
+    with RunStore(tmp_path / "runs.db") as s:
+        yield s
+
+
+def _openai(server: FakeOpenAI, name: str = "m", **settings: Any) -> TargetSpec:
+    return TargetSpec(
+        name=name,
+        type="openai",
+        settings={"base_url": server.base_url, "model": name, **settings},
+    )
+
+
+def _suite(targets: tuple[TargetSpec, ...], n: int = 3, **kw: Any) -> Suite:
+    tests = tuple(
+        TestCase(
+            id=f"t{i:02d}",
+            input=f"question {i}",
+            assertions=(AssertionSpec(type="contains", value="question", metric="contains"),),
+        )
+        for i in range(n)
+    )
+    kw.setdefault("retries", RetryPolicy(max=3, initial_delay_s=0.01, max_delay_s=0.05))
+    return Suite(name="s", tests=tests, targets=targets, hash="h", **kw)
+
+
+def _run(plan: Any, store: RunStore, **kw: Any) -> Any:
+    return asyncio.run(run_suite(plan, store, **kw))
+
+
+def test_seeded_order_is_fixed_by_the_seed_not_the_listing() -> None:
+    ids = [f"t{i}" for i in range(20)]
+    assert seeded_order(ids, 1) == seeded_order(list(reversed(ids)), 1)
+    assert seeded_order(ids, 1) != seeded_order(ids, 2)
+    assert sorted(seeded_order(ids, 1)) == sorted(ids)
+
+
+def test_the_order_is_recorded_with_the_run(server: FakeOpenAI, store: RunStore) -> None:
+    plan = plan_suite(_suite((_openai(server),), n=6, seed=3))
+    outcome = _run(plan, store)
+    assert store.case_order(outcome.run.id) == [t.id for t in plan.tests]
+    assert [t.id for t in plan.tests] == seeded_order([f"t{i:02d}" for i in range(6)], 3)
+
+
+def test_never_more_calls_at_once_than_the_concurrency(server: FakeOpenAI, store: RunStore) -> None:
+    server.default = lambda body: Step(content=body["messages"][-1]["content"], delay_s=0.1)
+    plan = plan_suite(_suite((_openai(server),), n=20, concurrency=4))
+    started = time.monotonic()
+    outcome = _run(plan, store)
+    elapsed = time.monotonic() - started
+    assert outcome.status == "complete"
+    assert server.count() == 20
+    assert server.max_in_flight == 4
+    assert 0.45 <= elapsed < 1.5, elapsed  # 20 calls of 100 ms, 4 at once: about 0.5 s
+
+
+def test_429_then_503_then_200_is_one_record_with_its_waits(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    server.script(
+        Step(status=429, headers={"Retry-After": "1"}),
+        Step(status=503),
+        Step(content="question answered", usage=(120, 30), delay_s=0.05),
+    )
+    target = _openai(server, price={"input_per_mtok": 2.0, "output_per_mtok": 8.0})
+    outcome = _run(plan_suite(_suite((target,), n=1)), store)
+    (record,) = store.attempts(outcome.run.id)
+    assert record["score"] == 1.0
+    assert "error" not in record
+    assert record["wait_ms"] >= 1000
+    assert 40 <= record["latency_ms"] < 500
+    assert record["input_tokens"] == 120
+    assert record["output_tokens"] == 30
+    assert record["cost_usd"] == pytest.approx((120 * 2.0 + 30 * 8.0) / 1e6)
+    assert server.count() == 3
+
+
+def test_retries_exhausted_is_an_infrastructure_failure_without_a_score(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    server.default = lambda body: Step(status=500)
+    suite = _suite((_openai(server),), n=2, retries=RetryPolicy(max=2, initial_delay_s=0.01))
+    outcome = _run(plan_suite(suite), store)
+    records = store.attempts(outcome.run.id)
+    assert len(records) == 2
+    assert all(r["error_kind"] == "infra" and "score" not in r for r in records)
+    assert server.count() == 6
+    assert outcome.totals["m"].infra_failures == 2
+    run = store.get_run(outcome.run.id)
+    assert run.error_kinds == {0: "infra", 1: "infra"}
+
+
+def test_max_cost_stops_scheduling_and_marks_the_run_interrupted(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    server.default = lambda body: Step(content="question", usage=(1000, 1000))
+    target = _openai(server, price={"input_per_mtok": 1.0, "output_per_mtok": 1.0})  # $0.002 each
+    plan = plan_suite(_suite((target,), n=10, concurrency=1))
+    outcome = _run(plan, store, max_cost_usd=0.005)
+    assert outcome.status == "interrupted"
+    assert outcome.stop_reason == "--max-cost 0.005 reached"
+    assert server.count() == 3
+    assert store.info(outcome.run.id).status == "interrupted"
+
+
+def test_should_stop_lets_calls_in_flight_finish(server: FakeOpenAI, store: RunStore) -> None:
+    server.default = lambda body: Step(content="question", delay_s=0.1)
+    seen: list[Any] = []
+    plan = plan_suite(_suite((_openai(server),), n=10, concurrency=2))
+    outcome = _run(
+        plan,
+        store,
+        on_event=seen.append,
+        should_stop=lambda: sum(isinstance(e, AttemptDone) for e in seen) >= 2,
+    )
+    assert outcome.status == "interrupted"
+    assert outcome.stop_reason == "stopped by Ctrl-C"
+    assert server.count() == len(store.attempts(outcome.run.id)) < 10
+
+
+def test_llm_rubric_is_judged_by_the_judge_target(server: FakeOpenAI, store: RunStore) -> None:
+    def respond(body: dict[str, Any]) -> Step:
+        if body["model"] == "judge":
+            good = "Paris" in body["messages"][-1]["content"]
+            return Step(
+                content=f'{{"score": {1 if good else 0}, "pass": {str(good).lower()}, '
+                '"reason": "checked"}',
+                usage=(50, 10),
+            )
+        return Step(content="Paris" if "France" in body["messages"][-1]["content"] else "Rome")
+
+    server.default = respond
+    tests = (
+        TestCase(
+            id="fr",
+            input="Capital of France?",
+            assertions=(AssertionSpec(type="llm-rubric", value="Names Paris"),),
+        ),
+        TestCase(
+            id="it",
+            input="Capital of Spain?",
+            assertions=(AssertionSpec(type="llm-rubric", value="Names Madrid"),),
+        ),
+    )
+    suite = Suite(
+        name="j",
+        tests=tests,
+        targets=(_openai(server, "agent"),),
+        hash="h",
+        judge="judge",
+        judge_target=_openai(server, "judge"),
+    )
+    outcome = _run(plan_suite(suite), store)
+    records = {r["test_id"]: r for r in store.attempts(outcome.run.id)}
+    assert records["fr"]["score"] == 1.0
+    assert records["fr"]["passed"] is True
+    assert records["it"]["score"] == 0.0
+    assert records["it"]["passed"] is False
+    assert server.count("judge") == 2
+    assert outcome.judge_tokens == 120
+
+
+def test_a_rubric_without_a_judge_is_refused_before_anything_runs(server: FakeOpenAI) -> None:
+    tests = (
+        TestCase(id="x", input="q", assertions=(AssertionSpec(type="llm-rubric", value="r"),)),
+    )
+    with pytest.raises(evaldelta.UsageError, match="llm-rubric needs a judge"):
+        plan_suite(Suite(name="j", tests=tests, targets=(_openai(server),), hash="h"))
+
+
+def test_plan_filters() -> None:
+    target = TargetSpec(name="p", type="python", function=lambda q: q)
+    suite = _suite((target,), n=5, attempts=2)
+    plan = plan_suite(suite, EvalOptions(test_ids=("t0[12]",)))
+    assert sorted(t.id for t in plan.tests) == ["t01", "t02"]
+    assert plan.calls == 4
+    assert plan_suite(suite, EvalOptions(limit=2)).calls == 4
+    with pytest.raises(evaldelta.UsageError, match="--target 'zz'"):
+        plan_suite(suite, EvalOptions(targets=("zz",)))
+    with pytest.raises(evaldelta.UsageError, match="matches none"):
+        plan_suite(suite, EvalOptions(test_ids=("nope*",)))
+
+
+def test_latest_attempts_keeps_one_record_per_attempt() -> None:
+    records = [
+        {"test_id": "a", "target": "m", "attempt": 1, "error_kind": "infra"},
+        {"test_id": "b", "target": "m", "attempt": 1, "score": 1},
+        {"test_id": "a", "target": "m", "attempt": 1, "score": 0.5},
+    ]
+    assert latest_attempts(records) == [records[2], records[1]]
+
+
+# -- evaluate(), in seed 004's shape ------------------------------------------------------
+
+
+def test_evaluate_in_seed_004s_shape(tmp_path: Path) -> None:
+    store = evaldelta.RunStore(tmp_path / "store.db")
+    dataset = [
+        {"id": "q1", "input": "2+2", "expected": "4"},
+        {"id": "q2", "input": "capital of France", "expected": "Paris"},
+        {"id": "q3", "input": "3*3", "expected": "9"},
+    ]
+    answers = {"2+2": "4", "capital of France": "Paris", "3*3": "6"}
+
+    def task(question: str) -> str:
+        return answers[question]
+
+    async def better_task(question: str) -> str:
+        return {**answers, "3*3": "9"}[question]
+
+    scorers = {"exact": evaldelta.scorers.exact_match, "includes": evaldelta.scorers.includes}
+    baseline = evaldelta.evaluate(
+        name="qa-eval",
+        model="gpt-4o-mini",
+        dataset=dataset,
+        task=task,
+        scorers=scorers,
+        store=store,
+    )
+    candidate = evaldelta.evaluate(
+        name="qa-eval",
+        model="gpt-4o",
+        dataset=dataset,
+        task=better_task,
+        scorers=scorers,
+        store=store,
+        trials=3,
+        max_concurrency=2,
+    )
+    assert baseline.run.name == "qa-eval/gpt-4o-mini"
+    assert candidate.totals["gpt-4o"].done == 9
+
+    suite = store.find_suite_by_name("qa-eval")
+    assert suite is not None
+    runs = store.list_runs(suite.id)
+    assert [r.id for r in runs[-2:]] == [baseline.id, candidate.id]
+    result = evaldelta.compare_runs(store, runs[-2].id, runs[-1].id)
+    assert result.scorer_summaries["exact"].improved_count == 1
+    assert not result.regression.regressed
+    assert result.total_cases_compared == 3
+
+
+def test_evaluate_needs_a_suite_or_a_task(tmp_path: Path) -> None:
+    with pytest.raises(evaldelta.UsageError, match="give a suite file"):
+        evaldelta.evaluate(store=tmp_path / "s.db")
+    with pytest.raises(evaldelta.UsageError, match="dataset is empty"):
+        evaldelta.evaluate(name="x", model="m", dataset=[], task=str, store=tmp_path / "s.db")
