@@ -157,3 +157,62 @@ def test_fixture_is_the_one_the_seed_describes() -> None:
     assert len(rows) == 9
     assert all({"test_id", "target", "score", "input", "answer"} <= set(r) for r in rows)
     assert len({(r["test_id"], r["target"]) for r in rows}) == 9
+
+
+# -- examples/benchmark-tooling: the agentv suite, run as it is ------------------------
+
+
+def test_the_benchmark_suite_runs_as_it_is_against_an_openai_compatible_server(
+    tmp_path: Path,
+) -> None:
+    """The agentv suite and its targets file, against a fake server standing in for
+    OpenAI's and Gemini's endpoints; then the N-way compare of the file it wrote."""
+    import json
+
+    from tests.runner.fake_openai import FakeOpenAI, Step
+
+    def respond(body: dict[str, object]) -> Step:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        text = str(messages[-1]["content"])
+        if body["model"] == "gpt-4.1-mini":  # the judge
+            good = "hello" in text.lower() or "def " in text or "regression" in text
+            return Step(
+                content=json.dumps(
+                    {"score": 1.0 if good else 0.0, "pass": good, "reason": "checked"}
+                ),
+                usage=(200, 20),
+            )
+        answers = {
+            "gpt-4.1": "Hello! def fib(n): ... reliability, speed and regression detection",
+            "gpt-5-mini": "Hello there. def fib(n): ... it saves time",
+            "gemini-3-flash-preview": "Hi. Here is code. Testing is good.",
+        }
+        return Step(content=answers[str(body["model"])], usage=(30, 12))
+
+    out = tmp_path / "results.jsonl"
+    with FakeOpenAI() as server:
+        server.default = respond
+        env = {
+            "OPENAI_BASE_URL": server.base_url,
+            "GEMINI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-fake",
+            "GEMINI_API_KEY": "fake",
+            "EVALDELTA_STORE": str(tmp_path / "runs.db"),
+        }
+        suite = EXAMPLE / "evals" / "benchmark.eval.yaml"
+        r = run_evaldelta("eval", suite, "--out", out, cwd=tmp_path, env=env)
+        assert r.code == 0, r.err
+        assert server.count() == 9 + 9  # 3 tests x 3 targets, and the judge for each
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 9
+    by_target = {
+        t: [x["score"] for x in records if x["target"] == t]
+        for t in ("gpt-4.1", "gpt-5-mini", "gemini-3-flash-preview")
+    }
+    assert by_target["gpt-4.1"] == [1.0, 1.0, 1.0]
+    assert "Next: evaldelta compare benchmark/gemini-3-flash-preview benchmark/gpt-4.1" in r.out
+    matrix = run_evaldelta("compare", out, cwd=tmp_path, env=env)
+    assert matrix.code == 0, matrix.err
+    assert "gpt-5-mini" in matrix.out
+    assert "sk-fake" not in r.out + r.err + out.read_text()

@@ -47,7 +47,10 @@ def _chance(*key: object) -> float:
 
 def _answer(version: str, question: str, context: dict[str, Any]) -> dict[str, Any]:
     category = context.get("category") or ""
-    slip = _chance(version, context["id"], context["attempt"]) < SLIPS[version].get(category, 0)
+    rate = SLIPS[version].get(category, 0.0)
+    # Where the prompt changes nothing, both versions slip on the same attempts.
+    same = SLIPS["v1"].get(category) == SLIPS["v2"].get(category)
+    slip = _chance("both" if same else version, context["id"], context["attempt"]) < rate
     time.sleep(0.002 if version == "v1" else 0.003)  # v2's longer prompt is a little slower
     if category == "math":
         a, op, b = re.search(r"(\d+) ([-+*]) (\d+)", question).groups()  # type: ignore[union-attr]

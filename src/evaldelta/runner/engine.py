@@ -392,11 +392,12 @@ async def run_suite(
         else:
             rid = store.begin_run(
                 name=name,
-                suite=plan.name,
+                suite=plan.suite.name,
                 config=run_config(plan, target),
                 targets=[target.name],
                 case_order=order,
                 started_at=_now(),
+                source=suite.where.path,
             )
             kept = []
         run_ids[target.name] = rid

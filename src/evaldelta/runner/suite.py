@@ -80,7 +80,9 @@ ASSERTION_OPTIONS: Mapping[str, tuple[str, ...]] = {
     "is-json": ("schema",),
 }
 RETRY_KEYS = ("max", "initial_delay_s", "max_delay_s", "retry_after_cap_s")
-TARGET_COMMON_KEYS = ("name", "type", "provider", "timeout_s")
+#: ``judge_target`` (agentv's name) names the target that judges this one's answers
+#: when the suite sets no ``judge``.
+TARGET_COMMON_KEYS = ("name", "type", "provider", "timeout_s", "judge_target")
 TARGET_KEYS: Mapping[str, tuple[str, ...]] = {
     "openai": (
         "base_url",
@@ -481,6 +483,10 @@ def _build_target(d: _TargetDef, env: Mapping[str, str]) -> TargetSpec:
     secrets: set[str] = set()
     if "timeout_s" in m:
         settings["timeout_s"] = _number(m["timeout_s"], at("timeout_s"), "timeout_s", positive=True)
+    if "judge_target" in m:
+        settings["judge_target"] = _str(
+            m["judge_target"], at("judge_target"), "judge_target", "judge_target: gpt-4.1"
+        )
     if kind == "openai":
         if "base_url" in m and "endpoint" in m:
             raise at("endpoint").error(
@@ -1336,9 +1342,22 @@ class _Reader:
         inline: Mapping[str, _TargetDef],
     ) -> tuple[str | None, TargetSpec | None]:
         if data.get("judge") is None:
-            return None, None
-        value = data["judge"]
-        where = self.at(data, "judge")
+            # agentv's way: the targets name their judge (judge_target); one for all.
+            named = {t.settings["judge_target"]: t for t in targets if "judge_target" in t.settings}
+            if not named:
+                return None, None
+            if len(named) > 1:
+                first, second = list(named.values())[:2]
+                raise first.where.error(
+                    f'targets "{first.name}" and "{second.name}" name different judges '
+                    f'({", ".join(map(repr, named))}); set one for the suite with '
+                    "judge: {target: NAME}"
+                )
+            value, spec_with = next(iter(named.items()))
+            where = spec_with.where
+        else:
+            value = data["judge"]
+            where = self.at(data, "judge")
         if isinstance(value, Mapping):
             _check_keys(value, ("target",), self.path, "`judge`")
             if "target" not in value:
