@@ -279,3 +279,45 @@ def test_evaluate_needs_a_suite_or_a_task(tmp_path: Path) -> None:
         evaldelta.evaluate(store=tmp_path / "s.db")
     with pytest.raises(evaldelta.UsageError, match="dataset is empty"):
         evaldelta.evaluate(name="x", model="m", dataset=[], task=str, store=tmp_path / "s.db")
+
+
+def test_a_judge_reply_that_is_not_json_gets_one_repair_then_is_an_infra_failure(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    replies = {
+        "fixed": ["Sure! It names Paris.", '{"score": 1, "pass": true, "reason": "ok"}'],
+        "broken": ["Looks right to me.", "Still not JSON, sorry."],
+    }
+
+    def respond(body: dict[str, Any]) -> Step:
+        if body["model"] != "judge":
+            return Step(content="Paris")
+        which = "fixed" if "Names Paris" in body["messages"][1]["content"] else "broken"
+        return Step(content=replies[which].pop(0))
+
+    server.default = respond
+    tests = tuple(
+        TestCase(
+            id=tid,
+            input="Capital of France?",
+            assertions=(AssertionSpec(type="llm-rubric", value=rubric),),
+        )
+        for tid, rubric in (("fixed", "Names Paris"), ("broken", "Is correct"))
+    )
+    suite = Suite(
+        name="j",
+        tests=tests,
+        targets=(_openai(server, "agent"),),
+        hash="h",
+        judge="judge",
+        judge_target=_openai(server, "judge"),
+        concurrency=1,
+    )
+    outcome = _run(plan_suite(suite), store)
+    records = {r["test_id"]: r for r in store.attempts(outcome.run.id)}
+    assert records["fixed"]["score"] == 1.0
+    assert records["broken"]["error_kind"] == "infra"
+    assert "score" not in records["broken"]
+    assert "judge reply is not the JSON asked for" in records["broken"]["error"]
+    assert records["broken"]["output"] == "Paris"  # the answer is kept
+    assert server.count("judge") == 4  # one repair each, no further retries

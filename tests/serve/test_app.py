@@ -76,6 +76,24 @@ def test_interrupted_runs_are_marked(dash: Dashboard, few: FewRuns) -> None:
     assert page.count('class="status interrupted"') == 1
 
 
+def test_a_run_still_going_is_marked_running_not_interrupted(tmp_path: Path) -> None:
+    """A run that `evaldelta eval` is still running (its process holds the run's lock)
+    shows its attempts so far as running; once the process lets go without finishing
+    it, the run reads as interrupted."""
+    path = tmp_path / "runs.db"
+    with open_store(path) as store:
+        rid = store.begin_run(
+            name="nightly/gpt", suite="nightly", config={}, targets=["gpt"], case_order=["a"]
+        )
+        store.add_attempt(rid, {"test_id": "a", "target": "gpt", "attempt": 1, "score": 1.0})
+        page = get(Dashboard(path), "/").text
+        assert page.count('class="status running"') == 1
+        assert 'class="status interrupted"' not in page
+        assert get(Dashboard(path), f"/runs/{rid}").text.count('class="status running"') == 1
+    page = get(Dashboard(path), "/").text
+    assert page.count('class="status interrupted"') == 1
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [

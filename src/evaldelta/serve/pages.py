@@ -121,6 +121,7 @@ tr.baseline { background: #fff8c5; }
   background: var(--soft); border: 1px solid var(--line);
 }
 .status.interrupted { background: #fff8c5; border-color: var(--tradeoff); color: var(--tradeoff); }
+.status.running { background: #ddf4ff; border-color: #0969da; color: #0969da; }
 .pages { display: flex; gap: 16px; align-items: center; margin: 12px 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; }
 dl.facts dt { font-weight: 600; }
@@ -289,6 +290,9 @@ def _run_row(row: RunRow) -> str:
         '<span class="status interrupted" title="the run stopped before it finished: '
         'a comparison with it cannot be judged">interrupted</span>'
         if row.interrupted
+        else '<span class="status running" title="the run is still going: its attempts so '
+        'far are shown">running</span>'
+        if row.running
         else f'<span class="status">{esc(row.status)}</span>'
     )
     rid = row.id
@@ -488,8 +492,8 @@ def run_page(view: RunView) -> str:
     """A run: its facts, config, per-target figures, and one page of its cases."""
     info = view.info
     status = (
-        '<span class="status interrupted">interrupted</span>'
-        if info.status != "complete"
+        f'<span class="status {esc(info.status)}">{esc(info.status)}</span>'
+        if info.status in ("interrupted", "running")
         else f'<span class="status">{esc(info.status)}</span>'
     )
     ran = (

@@ -61,7 +61,11 @@ class RunRow:
 
     @property
     def interrupted(self) -> bool:
-        return self.status != "complete"
+        return self.status == "interrupted"
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
 
 
 def _when(info: StoredRun) -> str:
