@@ -51,7 +51,7 @@ def _answer(version: str, question: str, context: dict[str, Any]) -> dict[str, A
     # Where the prompt changes nothing, both versions slip on the same attempts.
     same = SLIPS["v1"].get(category) == SLIPS["v2"].get(category)
     slip = _chance("both" if same else version, context["id"], context["attempt"]) < rate
-    time.sleep(0.002 if version == "v1" else 0.003)  # v2's longer prompt is a little slower
+    time.sleep(0.010 if version == "v1" else 0.015)  # v2's longer prompt is slower
     if category == "math":
         a, op, b = re.search(r"(\d+) ([-+*]) (\d+)", question).groups()  # type: ignore[union-attr]
         value = {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op]

@@ -352,7 +352,7 @@ def evaluate(
     if suite is not None:
         from evaldelta.runner.suite import load_suite
 
-        loaded = load_suite(suite, env=env, targets_file=targets_file, name=name)
+        loaded = load_suite(suite, env=env, targets_file=targets_file, name=name, only=target)
         overrides: dict[str, Any] = {}
         if trials is not None:
             overrides["attempts"] = trials

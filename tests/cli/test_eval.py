@@ -421,3 +421,54 @@ def test_one_ctrl_c_finishes_in_flight_calls_exits_130_and_prints_how_to_resume(
     finally:
         server.kill()
         server.communicate()
+
+
+def test_dry_run_and_one_target_need_no_other_key(
+    evaldelta: Run, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    suite = _suite(tmp_path, server.base_url, attempts=1)
+    env = {"FAKE_BASE_URL": server.base_url, "EVALDELTA_STORE": str(tmp_path / "s.db")}
+    plan = evaldelta("eval", suite, "--dry-run", env=env)  # FAKE_KEY is not set
+    assert plan.code == 0, plan.err
+    assert "target b: openai, fake-model at " in plan.out
+    only_a = evaldelta("eval", suite, "--target", "a", env=env)
+    assert only_a.code == 0, only_a.err
+    assert server.count() == 0
+    missing = evaldelta("eval", suite, "--target", "b", env=env)
+    assert missing.code == 2
+    assert "FAKE_KEY" in missing.err
+    assert "targets.yaml:9" in missing.err
+
+
+def test_max_cost_stops_and_says_how_to_go_on_with_a_larger_budget(
+    evaldelta: Run, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    server.default = lambda body: Step(content="hello", usage=(1000, 1000))  # $0.003 each
+    suite = _suite(tmp_path, server.base_url, attempts=3)
+    env = _env(server, tmp_path / "s.db")
+    r = evaldelta("eval", suite, "--target", "b", "-j", "1", "--max-cost", "0.007", env=env)
+    assert r.code == 0, r.err
+    assert server.count() == 3  # the third call's cost was foreseen: no fourth
+    assert "--max-cost 0.007 reached" in r.err
+    assert "Resume with a larger budget: " in r.err
+    command = r.err.split("Resume with a larger budget: ", 1)[1].split()
+    assert command[-3:] == ["--resume", "--max-cost", "USD"]
+    assert "0.007" not in command
+    again = evaldelta(*command[1:-2], "--max-cost", "1", env=env)
+    assert again.code == 0, again.err
+    assert server.count() == 9
+    (run,) = json.loads(evaldelta("runs", "list", "--json", env=env).out)
+    assert run["status"] == "complete"
+    assert run["records"] == 9
+
+
+def test_a_missing_targets_file_is_refused(
+    evaldelta: Run, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    suite = _suite(tmp_path, server.base_url)
+    r = evaldelta(
+        "eval", suite, "--targets", tmp_path / "nope.yaml", env=_env(server, tmp_path / "s.db")
+    )
+    assert r.code == 2
+    assert "nope.yaml: no such targets file; check the --targets path" in r.err
+    assert not (tmp_path / "s.db").exists()

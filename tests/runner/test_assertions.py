@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -315,12 +316,23 @@ PYTHON_CASES = [
 ]
 
 
+#: Checks that cannot score an answer (they raise, or return junk).
+CANNOT_SCORE = {"boom", "junk", "too_big", "bad_dict"}
+
+
 @pytest.mark.parametrize(("func", "threshold", "passes", "score", "reason"), PYTHON_CASES)
 def test_python(
     tmp_path: Path, func: str, threshold: float | None, passes: bool, score: float, reason: str
 ) -> None:
     module = _module(tmp_path, CHECKS)
     spec = AssertionSpec("python", f"{module}:{func}", threshold=threshold)
+    if func in CANNOT_SCORE:
+        # A broken scorer is no answer's failure: the attempt is left out (infra).
+        with pytest.raises(InfraFailure) as info:
+            one(spec, "Paris", base_dir=tmp_path)
+        assert reason.format(m=module) in str(info.value)
+        assert "could not score the answer" in str(info.value)
+        return
     result = one(spec, "Paris", base_dir=tmp_path)
     assert (result.passed, result.score, result.reason) == (
         passes,
@@ -343,10 +355,10 @@ def test_python_gets_the_output_and_the_test(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("func", ["boom", "junk"])
-def test_python_that_cannot_check_fails_even_negated(tmp_path: Path, func: str) -> None:
+def test_python_that_cannot_check_is_no_pass_even_negated(tmp_path: Path, func: str) -> None:
     module = _module(tmp_path, CHECKS)
-    result = one(AssertionSpec("python", f"{module}:{func}", negate=True), "x", base_dir=tmp_path)
-    assert (result.passed, result.score) == (False, 0.0)
+    with pytest.raises(InfraFailure):
+        one(AssertionSpec("python", f"{module}:{func}", negate=True), "x", base_dir=tmp_path)
 
 
 def test_python_negated(tmp_path: Path) -> None:
@@ -525,7 +537,12 @@ def _boom(output: Any, expected: Any) -> float:
 def test_scorer_functions(
     fn: Any, metric: str | None, passes: bool, score: float, reason: str
 ) -> None:
-    result = one(AssertionSpec("python", fn, metric=metric), "Paris")
+    spec = AssertionSpec("python", fn, metric=metric)
+    if "raised" in reason:
+        with pytest.raises(InfraFailure, match=re.escape(reason)):
+            one(spec, "Paris")
+        return
+    result = one(spec, "Paris")
     assert (result.passed, result.score, result.reason) == (passes, score, reason)
 
 

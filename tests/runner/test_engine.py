@@ -321,3 +321,113 @@ def test_a_judge_reply_that_is_not_json_gets_one_repair_then_is_an_infra_failure
     assert "judge reply is not the JSON asked for" in records["broken"]["error"]
     assert records["broken"]["output"] == "Paris"  # the answer is kept
     assert server.count("judge") == 4  # one repair each, no further retries
+
+
+# -- found in review ------------------------------------------------------------------------
+
+
+def test_resuming_part_of_an_interrupted_run_leaves_it_interrupted(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    suite = _suite((_openai(server),), n=6, attempts=2, concurrency=1)
+    done: list[Any] = []
+    first = _run(
+        plan_suite(suite),
+        store,
+        on_event=done.append,
+        should_stop=lambda: sum(isinstance(e, AttemptDone) for e in done) >= 3,
+    )
+    assert first.status == "interrupted"
+    some = plan_suite(suite, EvalOptions(test_ids=("t00",)))
+    again = _run(some, store, resume=True)
+    assert again.run.id == first.run.id
+    assert again.run.status == "interrupted"  # 4 of its 12 attempts, not complete
+    assert again.totals["m"].total == 12
+    everything = _run(plan_suite(suite), store, resume=True)
+    assert everything.run.status == "complete"
+    assert everything.run.records == 12
+
+
+def test_a_target_that_cannot_be_built_stores_nothing(tmp_path: Path, store: RunStore) -> None:
+    target = TargetSpec(name="p", type="python", settings={"function": "no_such_module:f"})
+    with pytest.raises(evaldelta.ParseError, match="cannot import module 'no_such_module'"):
+        _run(plan_suite(_suite((target,), n=2)), store)
+    assert store.list_runs() == []
+
+
+def test_a_sync_function_past_its_timeout_keeps_its_slot(store: RunStore) -> None:
+    import threading
+
+    lock = threading.Lock()
+    now = peak = 0
+
+    def slow(question: str) -> str:
+        nonlocal now, peak
+        with lock:
+            now += 1
+            peak = max(peak, now)
+        time.sleep(0.3)
+        with lock:
+            now -= 1
+        return "question"
+
+    target = TargetSpec(name="p", type="python", function=slow)
+    suite = _suite((target,), n=4, concurrency=2, timeout_s=0.1)
+    outcome = _run(plan_suite(suite), store)
+    records = store.attempts(outcome.run.id)
+    assert [r["error_kind"] for r in records] == ["task"] * 4
+    assert all("exceeded timeout_s (0.1 s)" in r["error"] for r in records)
+    assert peak == 2  # never more at once than the concurrency, timed out or not
+
+
+def test_many_sync_functions_run_as_wide_as_the_concurrency(store: RunStore) -> None:
+    def slow(question: str) -> str:
+        time.sleep(0.1)
+        return "question"
+
+    target = TargetSpec(name="p", type="python", function=slow)
+    started = time.monotonic()
+    _run(plan_suite(_suite((target,), n=16, concurrency=16)), store)
+    assert time.monotonic() - started < 0.6  # 16 at once, not the default pool's few
+
+
+def test_evaluate_from_a_running_event_loop(tmp_path: Path) -> None:
+    store = evaldelta.RunStore(tmp_path / "s.db")
+
+    async def notebook() -> Any:
+        return evaldelta.evaluate(
+            name="nb",
+            model="m",
+            dataset=[{"input": "a", "expected": "a"}],
+            task=str,
+            scorers={"exact": evaldelta.scorers.exact_match},
+            store=store,
+        )
+
+    outcome = asyncio.run(notebook())
+    assert outcome.run.status == "complete"
+    assert store.get_run(outcome.id).score.tolist() == [1.0]
+
+
+def test_secrets_in_a_url_or_params_are_never_shown_or_stored(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    url = server.base_url.replace("http://", "http://user:pw-secret-1@") + "?key=q-secret-2"
+    target = TargetSpec(
+        name="m",
+        type="openai",
+        settings={"base_url": url, "model": "m", "params": {"api_token": "p-secret-3", "n": 1}},
+    )
+    shown = repr(target.public_settings())
+    for secret in ("pw-secret-1", "q-secret-2", "p-secret-3"):
+        assert secret not in shown
+    assert "'n': 1" in shown
+    # The fake server knows no query string: it answers 404, and the message names the
+    # URL with the path before the query, its secrets masked.
+    outcome = _run(plan_suite(_suite((target,), n=1, retries=RetryPolicy(max=0))), store)
+    (refusal,) = outcome.fatal
+    assert "/v1/chat/completions?key=***" in str(refusal)
+    assert "user:***@" in str(refusal)
+    text = str(refusal) + repr(store.info(outcome.run.id).config)
+    for secret in ("pw-secret-1", "q-secret-2", "p-secret-3"):
+        assert secret not in text

@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK
+from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
     from evaldelta.runner.engine import EvalOutcome, Event, Plan
@@ -136,7 +137,15 @@ def run(args: argparse.Namespace) -> int:
     from evaldelta.runner.suite import load_suite
 
     env = dict(os.environ)
-    suite = load_suite(args.suite, env=env, targets_file=args.targets, name=None)
+    suite = load_suite(
+        args.suite,
+        env=env,
+        targets_file=args.targets,
+        only=tuple(args.target),
+        check_env=not args.dry_run,
+    )
+    if args.max_cost is not None and not args.max_cost >= 0:
+        raise UsageError(f"--max-cost must be a number of dollars >= 0, got {args.max_cost:g}")
     options = EvalOptions(
         name=args.name,
         workers=args.workers,
@@ -175,10 +184,21 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    for name, t in outcome.totals.items():
+        ran = t.done
+        if ran and t.infra_failures / ran > 0.10:
+            print(
+                f"evaldelta: warning: target {name}: {t.infra_failures} of {ran} attempts were "
+                "lost to infrastructure failures (over 10%): the gate cannot judge its run. "
+                f"Retry them with: {_resume_command(args)}",
+                file=sys.stderr,
+            )
     if outcome.status != "complete":
+        over_budget = (outcome.stop_reason or "").startswith("--max-cost")
         print(
             f"evaldelta: warning: {outcome.stop_reason}; the runs are marked interrupted. "
-            f"Resume with: {_resume_command(args)}",
+            + ("Resume with a larger budget: " if over_budget else "Resume with: ")
+            + _resume_command(args, drop_budget=over_budget),
             file=sys.stderr,
         )
     return EXIT_OK
@@ -405,14 +425,19 @@ def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> s
     names = [outcome.runs[t.name].name for t in plan.targets]
     lines.append(f"Stored in {store_at} as {', '.join(names)}.")
     store_opt = "" if not args.store else f" --store {shlex.quote(args.store)}"
-    if len(names) >= 2:
+    # Only runs with attempts to show are worth comparing.
+    names = [outcome.runs[t.name].name for t in plan.targets if outcome.totals[t.name].done]
+    if not names:
+        pass
+    elif len(names) >= 2:
         lines.append(
             f"Next: evaldelta compare {shlex.quote(names[0])} {shlex.quote(names[1])}{store_opt}"
         )
     else:
+        target = names[0].rsplit("/", 1)[-1]
         lines.append(
             "Next: change the agent, run again with another --name, then "
-            f"evaldelta compare {shlex.quote(names[0])} NEW-NAME/{plan.targets[0].name}{store_opt}"
+            f"evaldelta compare {shlex.quote(names[0])} NEW-NAME/{target}{store_opt}"
         )
     if args.out:
         lines.append(f"Records written to {args.out}.")
@@ -460,9 +485,28 @@ def _write_out(path: str, store: RunStore, outcome: EvalOutcome) -> None:
         raise InputError(f"{path}: cannot write the records ({exc.strerror or exc})") from exc
 
 
-def _resume_command(args: argparse.Namespace) -> str:
-    argv = [a for a in getattr(args, "argv", sys.argv[1:]) if a != "--resume"]
-    return shlex.join(["evaldelta", *argv, "--resume"])
+def _resume_command(args: argparse.Namespace, *, drop_budget: bool = False) -> str:
+    """The command line that was run, with ``--resume`` (and, when the budget ran out,
+    without ``--max-cost``: the budget counts what the runs spent before)."""
+    given = list(getattr(args, "argv", sys.argv[1:]))
+    argv: list[str] = []
+    skip = False
+    for arg in given:
+        if skip:
+            skip = False
+            continue
+        if arg == "--resume":
+            continue
+        if drop_budget and arg == "--max-cost":
+            skip = True
+            continue
+        if drop_budget and arg.startswith("--max-cost="):
+            continue
+        argv.append(arg)
+    command = shlex.join(["evaldelta", *argv, "--resume"])
+    if drop_budget:
+        command += " --max-cost USD"
+    return command
 
 
 def _plural(n: int, word: str) -> str:
@@ -470,8 +514,6 @@ def _plural(n: int, word: str) -> str:
 
 
 def _count(n: float) -> str:
-    if n >= 1e6:
+    if n >= 1e7:
         return f"{n / 1e6:.1f}M"
-    if n >= 1e4:
-        return f"{n / 1e3:.0f}k"
     return f"{n:,.0f}"

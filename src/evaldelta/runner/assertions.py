@@ -5,8 +5,10 @@ gives an :class:`AssertionResult`: a score in [0, 1], whether it passed, and a s
 reason in the user's words (``output does not contain "Paris"``). Deterministic
 assertions are pass/fail (score 1.0 or 0.0); ``python`` and ``llm-rubric`` may give any
 score in between. A ``not-`` prefix turns the score into ``1 - score`` and the verdict
-round, except where the check could not be made at all (a ``python`` function that
-raised, a latency or cost that is unknown): that fails either way.
+round, except where the check could not be made at all (a latency or cost that is
+unknown): that fails either way. A ``python`` function that raises or returns junk
+fails no answer: the attempt becomes an infrastructure failure (no score, left out of
+the figures, re-run by ``--resume``), since a broken scorer is no regression.
 
 ``python`` and ``llm-rubric`` pass when their score reaches the assertion's
 ``threshold``; without one, when the verdict says so (a judge's ``pass``, a ``python``
@@ -31,7 +33,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaldelta.errors import UsageError
-from evaldelta.runner.spec import ASSERTION_TYPES, AssertionSpec, TestCase, import_callable
+from evaldelta.runner.spec import (
+    ASSERTION_TYPES,
+    AssertionSpec,
+    InfraFailure,
+    TestCase,
+    import_callable,
+)
 
 __all__ = [
     "AssertionResult",
@@ -522,9 +530,22 @@ async def _python(spec: AssertionSpec, attempt: Attempt, base_dir: Path) -> _Out
         result = call()
         if inspect.isawaitable(result):
             result = await result
-    except Exception as exc:  # the user's check failed: the assertion fails, not the run
-        return _unchecked(f"{ref} raised {type(exc).__name__}: {exc}")
-    return _from_value(result, spec.threshold, ref)
+    except Exception as exc:
+        raise _scorer_failed(spec, f"{ref} raised {type(exc).__name__}: {exc}") from exc
+    outcome = _from_value(result, spec.threshold, ref)
+    if outcome.unchecked:
+        raise _scorer_failed(spec, outcome.reason)
+    return outcome
+
+
+def _scorer_failed(spec: AssertionSpec, reason: str) -> InfraFailure:
+    """A ``python`` check that could not score the answer: the scorer's fault, not the
+    agent's, so the attempt is left out of the figures (as an infrastructure failure)
+    rather than scored 0, which would look like a regression."""
+    return InfraFailure(
+        f"{spec.where}: the python assertion could not score the answer: {reason}; fix the "
+        "scorer, then run the suite again with --resume"
+    )
 
 
 def _takes_one(func: Any) -> bool:

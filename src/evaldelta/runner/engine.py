@@ -366,55 +366,33 @@ async def run_suite(
 
     Every finished attempt is committed to the store at once. ``should_stop`` is asked
     before each new attempt: once it answers true, nothing new starts, the calls in
-    flight finish, and the runs are marked interrupted.
+    flight finish, and the runs are marked interrupted. ``max_cost_usd`` is the budget
+    of the runs as a whole (what earlier processes spent on a resumed run counts).
 
     Raises:
         StoreError: ``resume`` of a run whose suite has changed since.
+        ParseError, TargetError: a target that cannot be built (nothing is stored).
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from evaldelta.runner.targets import build_target
 
+    if max_cost_usd is not None and not max_cost_usd >= 0:
+        raise UsageError(f"--max-cost must be a number of dollars >= 0, got {max_cost_usd}")
     started = time.monotonic()
     emit = on_event or (lambda event: None)
     stop_asked = should_stop or (lambda: False)
     suite = plan.suite
     rng = Random(f"evaldelta-retry:{suite.seed}")
+    # Sync python targets run in threads: as many as calls may run at once.
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="evaldelta-target")
+    )
 
-    # The stored runs: new ones, or the latest of each name when resuming.
-    run_ids: dict[str, int] = {}
-    done_keys: dict[str, set[tuple[str, int]]] = {}
-    totals: dict[str, TargetTotals] = {}
-    order = [t.id for t in plan.tests]
-    for target in plan.targets:
-        name = plan.run_name(target.name)
-        planned = [j for j in plan.jobs if j.target == target.name]
-        if resume:
-            rid, kept = _reopen(store, plan, name)
-        else:
-            rid = store.begin_run(
-                name=name,
-                suite=plan.suite.name,
-                config=run_config(plan, target),
-                targets=[target.name],
-                case_order=order,
-                started_at=_now(),
-                source=suite.where.path,
-            )
-            kept = []
-        run_ids[target.name] = rid
-        keys = {(str(r["test_id"]), int(r["attempt"])) for r in kept}
-        done_keys[target.name] = keys
-        t = TargetTotals(target.name, rid, total=len(planned))
-        for record in kept:
-            _count(t, record)
-        t.already = t.done
-        totals[target.name] = t
-    emit(RunStarted(plan, totals))
-
-    # Targets are built before anything is scheduled, so that a missing function or
-    # command is named at once.
+    # Targets are built before anything is stored or scheduled, so that a missing
+    # function or command is named at once and leaves no empty run behind.
     targets: dict[str, Target] = {}
     judge_usage = _Usage()
-    spent = sum(t.cost_usd for t in totals.values())
     try:
         for spec in plan.targets:
             targets[spec.name] = build_target(
@@ -430,22 +408,67 @@ async def run_suite(
         if plan.judge is not None:
             grader = _make_judge(plan, rng, sleep, env, judge_usage)
 
+        # The stored runs: new ones, or the latest of each name when resuming.
+        run_ids: dict[str, int] = {}
+        done_keys: dict[str, set[tuple[str, int]]] = {}
+        jobs_of: dict[str, list[Job]] = {}
+        totals: dict[str, TargetTotals] = {}
+        order = [t.id for t in plan.tests]
+        for target in plan.targets:
+            name = plan.run_name(target.name)
+            planned = [j for j in plan.jobs if j.target == target.name]
+            if resume:
+                rid, kept, recorded_order = _reopen(store, plan, name)
+                # The run is finished when the cases it set out to run are: those of
+                # its recorded order (filters given now only narrow what runs now).
+                wanted = set(recorded_order)
+                planned = [j for j in planned if j.test.id in wanted]
+                required = {(tid, k) for tid in wanted for k in range(1, suite.attempts + 1)}
+                kept = [r for r in kept if (str(r["test_id"]), int(r["attempt"])) in required]
+                total = len(required)
+            else:
+                rid = store.begin_run(
+                    name=name,
+                    suite=plan.suite.name,
+                    config=run_config(plan, target),
+                    targets=[target.name],
+                    case_order=order,
+                    started_at=_now(),
+                    source=suite.where.path,
+                )
+                kept, total = [], len(planned)
+            run_ids[target.name] = rid
+            done_keys[target.name] = {(str(r["test_id"]), int(r["attempt"])) for r in kept}
+            jobs_of[target.name] = planned
+            t = TargetTotals(target.name, rid, total=total)
+            for record in kept:
+                _count(t, record)
+            t.already = t.done
+            totals[target.name] = t
+        emit(RunStarted(plan, totals))
+
+        spent = sum(t.cost_usd for t in totals.values())
+        attempts_done = 0
         stopped: dict[str, str] = {}
         fatal: list[TargetError] = []
         stop_reason: str | None = None
         semaphore = asyncio.Semaphore(plan.workers)
         in_flight: set[asyncio.Task[None]] = set()
 
+        running = 0  # attempts started and not yet counted
+
         async def attempt(job: Job) -> None:
-            nonlocal spent
+            nonlocal spent, attempts_done, running
+            pending: Any = None
             try:
-                record = await _attempt(job, targets[job.target], plan, grader)
+                record, pending = await _attempt(job, targets[job.target], plan, grader)
                 if job.target in stopped:
                     return  # a refusal came in meanwhile: keep the run as far as it got
                 store.add_attempt(run_ids[job.target], record)
                 t = totals[job.target]
                 _count(t, record)
                 spent += float(record.get("cost_usd") or 0.0)
+                attempts_done += 1
                 emit(AttemptDone(job.target, record, t))
             except TargetError as exc:
                 if job.target not in stopped:
@@ -454,16 +477,31 @@ async def run_suite(
                     totals[job.target].stopped = str(exc)
                     emit(TargetStopped(job.target, str(exc)))
             finally:
+                if pending is not None:
+                    # A timed-out sync function's thread still runs: it keeps its slot.
+                    await asyncio.wait({asyncio.ensure_future(pending)})
                 # Released once the attempt is counted, so that the next one is
                 # scheduled knowing what this one cost.
+                running -= 1
                 semaphore.release()
 
         def over_budget() -> bool:
-            return max_cost_usd is not None and spent + judge_usage.cost >= max_cost_usd
+            if max_cost_usd is None:
+                return False
+            # Calls in flight will cost about what the finished ones did on average.
+            each = spent / attempts_done if attempts_done else 0.0
+            return spent + judge_usage.cost + running * each >= max_cost_usd
 
-        for job in plan.jobs:
-            if (job.test.id, job.attempt) in done_keys[job.target]:
-                continue
+        schedule = [
+            job
+            for target in plan.targets
+            for job in jobs_of[target.name]
+            if (job.test.id, job.attempt) not in done_keys[job.target]
+        ]
+        # Interleave the targets as the plan does: case by case, target by target.
+        position = {id(job): i for i, job in enumerate(plan.jobs)}
+        schedule.sort(key=lambda job: position[id(job)])
+        for job in schedule:
             if job.target in stopped:
                 continue
             await semaphore.acquire()
@@ -478,14 +516,12 @@ async def run_suite(
                 semaphore.release()
                 stop_reason = f"--max-cost {max_cost_usd:g} reached"
                 break
+            running += 1
             task = asyncio.create_task(attempt(job))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
         if in_flight:
             await asyncio.gather(*in_flight)
-        unfinished = any(t.done < t.total for t in totals.values())
-        if stop_reason is None and over_budget() and unfinished:
-            stop_reason = f"--max-cost {max_cost_usd:g} reached"
     finally:
         for target_obj in targets.values():
             await target_obj.aclose()
@@ -498,6 +534,8 @@ async def run_suite(
         runs[spec.name] = store.finish_run(run_ids[spec.name], status, finished_at=_now())
     if stop_reason is None and stopped:
         stop_reason = "a target could not be used: " + "; ".join(stopped.values())
+    if stop_reason is None and any(r.status != "complete" for r in runs.values()):
+        stop_reason = "some attempts did not run"
     overall = "complete" if all(r.status == "complete" for r in runs.values()) else "interrupted"
     return EvalOutcome(
         plan=plan,
@@ -512,8 +550,10 @@ async def run_suite(
     )
 
 
-def _reopen(store: RunStore, plan: Plan, name: str) -> tuple[int, list[dict[str, Any]]]:
-    """The latest run called ``name``, reopened, and its attempts worth keeping."""
+def _reopen(store: RunStore, plan: Plan, name: str) -> tuple[int, list[dict[str, Any]], list[str]]:
+    """The latest run called ``name``, reopened; its attempts worth keeping (the latest
+    of each, but those lost to infrastructure failures); the order of cases it set
+    out to run."""
     from evaldelta.errors import StoreError
 
     runs = store.list_runs(name=name, limit=1)
@@ -531,9 +571,10 @@ def _reopen(store: RunStore, plan: Plan, name: str) -> tuple[int, list[dict[str,
             "assertions, targets or attempts differ), so the attempts would not be "
             "comparable; run it anew without --resume"
         )
+    recorded_order = store.case_order(last.id) or [t.id for t in plan.suite.tests]
     store.reopen_run(last.id)
-    kept = [r for r in store.attempts(last.id) if r.get("error_kind") != "infra"]
-    return last.id, kept
+    kept = [r for r in latest_attempts(store.attempts(last.id)) if r.get("error_kind") != "infra"]
+    return last.id, kept, recorded_order
 
 
 def _count(t: TargetTotals, record: Mapping[str, Any]) -> None:
@@ -607,8 +648,9 @@ def _make_judge(
     return LLMJudge(chat)
 
 
-async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> dict[str, Any]:
-    """One attempt, scored, as a record in agentv's shape (raises TargetError only)."""
+async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> tuple[dict[str, Any], Any]:
+    """One attempt, scored, as a record in agentv's shape, and any work a timeout could
+    not stop (see :attr:`TaskFailure.still_running`). Raises TargetError only."""
     from evaldelta.runner.assertions import Attempt, check, combine
 
     test = job.test
@@ -630,12 +672,12 @@ async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> dict[st
         record.update(score=0.0, passed=False, error=str(exc), error_kind="task")
         _times(record, exc.latency_ms, exc.wait_ms)
         record["timestamp"] = _now()
-        return record
+        return record, exc.still_running
     except InfraFailure as exc:
         record.update(error=str(exc), error_kind="infra")
-        _times(record, exc.latency_ms, exc.wait_ms)
+        _times(record, None, exc.wait_ms)
         record["timestamp"] = _now()
-        return record
+        return record, None
     _times(record, reply.latency_ms, reply.wait_ms)
     for key in ("input_tokens", "output_tokens", "cost_usd"):
         value = getattr(reply, key)
@@ -654,10 +696,10 @@ async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> dict[st
             base_dir=plan.suite.base_dir,
             judge=grader,
         )
-    except InfraFailure as exc:  # the judge could not be read: not the agent's fault
+    except InfraFailure as exc:  # the judge, or a scorer, failed: not the agent's fault
         record.update(error=str(exc), error_kind="infra")
         record["timestamp"] = _now()
-        return record
+        return record, None
     scored = combine(results, test.threshold)
     record["score"] = scored.score
     record["passed"] = scored.passed
@@ -666,13 +708,15 @@ async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> dict[st
     if scored.reasons:
         record["misses"] = list(scored.reasons)
     record["timestamp"] = _now()
-    return record
+    return record, None
 
 
-def _times(record: dict[str, Any], latency_ms: float, wait_ms: float) -> None:
-    if latency_ms and math.isfinite(latency_ms):
+def _times(record: dict[str, Any], latency_ms: float | None, wait_ms: float | None) -> None:
+    """``latency_ms``: the target's own time (none for an attempt lost to
+    infrastructure); ``wait_ms``: the time lost to retrying."""
+    if latency_ms is not None and math.isfinite(latency_ms):
         record["latency_ms"] = round(latency_ms, 3)
-    if wait_ms and math.isfinite(wait_ms):
+    if wait_ms is not None and math.isfinite(wait_ms):
         record["wait_ms"] = round(wait_ms, 3)
 
 

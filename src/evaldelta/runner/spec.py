@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,9 @@ __all__ = [
     "TestCase",
     "Where",
     "import_callable",
+    "redact_url",
+    "secret_name",
+    "url_secrets",
 ]
 
 #: Assertion types a suite may use (each may also take a ``not-`` prefix).
@@ -160,9 +163,38 @@ class TargetSpec:
     where: Where = field(default_factory=lambda: Where("<python>"))
 
     def public_settings(self) -> dict[str, Any]:
-        """The settings without secrets: what a stored run's config records."""
-        shown = {k: v for k, v in self.settings.items() if k not in self.secrets}
+        """The settings without secrets: what a stored run's config records and the
+        plan shows. A password or a key in ``base_url`` (``user:pw@``, ``?key=``) and
+        ``params`` whose names say key, token, secret or password are masked too."""
+        shown: dict[str, Any] = {}
+        for k, v in self.settings.items():
+            if k in self.secrets:
+                continue
+            if k in ("base_url", "endpoint") and isinstance(v, str):
+                v = redact_url(v)
+            elif k == "params" and isinstance(v, Mapping):
+                v = {pk: "***" if secret_name(str(pk)) else pv for pk, pv in v.items()}
+            shown[k] = v
         return {"type": self.type, **shown}
+
+    def secret_values(self) -> list[str]:
+        """Every secret text this target holds, to scrub from messages: its key, secret
+        headers, a password or key in its URL, secret params."""
+        found: list[str] = []
+        for k in self.secrets | {"api_key"}:
+            v = self.settings.get(k)
+            if isinstance(v, Mapping):
+                found.extend(str(x) for x in v.values())
+            elif v:
+                found.append(str(v))
+        url = self.settings.get("base_url")
+        if isinstance(url, str):
+            found.extend(url_secrets(url))
+        params = self.settings.get("params")
+        if isinstance(params, Mapping):
+            found.extend(str(v) for k, v in params.items() if secret_name(str(k)) and v)
+        # Longest first, so that a secret containing another is scrubbed whole.
+        return sorted({s for s in found if len(s) >= 3}, key=len, reverse=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +229,33 @@ class Suite:
             if t.name == name:
                 return t
         raise KeyError(name)
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a setting, header or query parameter's name says it holds a secret."""
+    lowered = name.lower().replace("-", "_")
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of a URL: the password of ``user:pw@host``, and the values of
+    query parameters named like secrets (``?key=...``)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    found.extend(v for k, v in parse_qsl(parts.query, keep_blank_values=False) if secret_name(k))
+    return [f for f in found if f]
+
+
+def redact_url(url: str) -> str:
+    """The URL with its secret parts (see :func:`url_secrets`) shown as ``***``."""
+    for secret in sorted(url_secrets(url), key=len, reverse=True):
+        url = url.replace(secret, "***")
+    return url
 
 
 def import_callable(ref: str, base_dir: Path, where: Where) -> Callable[..., Any]:
@@ -267,9 +326,14 @@ class InfraFailure(Exception):  # noqa: N818 (an outcome of an attempt, not a bu
 
 class TaskFailure(Exception):  # noqa: N818 (an outcome of an attempt, not a bug)
     """The agent's own failure: it raised, exceeded ``timeout_s``, exited non-zero (but
-    75) or returned junk. The attempt scores 0 with ``error_kind: "task"``."""
+    75) or returned junk. The attempt scores 0 with ``error_kind: "task"``.
+
+    ``still_running`` is the work a timeout could not stop (a sync function's thread):
+    the runner keeps the attempt's slot until it ends.
+    """
 
     def __init__(self, message: str, *, wait_ms: float = 0.0, latency_ms: float = 0.0) -> None:
         self.wait_ms = wait_ms
         self.latency_ms = latency_ms
+        self.still_running: Awaitable[Any] | None = None
         super().__init__(message)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from evaldelta.errors import ParseError
+from evaldelta.errors import ParseError, UsageError
 from evaldelta.runner.spec import (
     ASSERTION_TYPES,
     TARGET_TYPES,
@@ -37,6 +37,7 @@ from evaldelta.runner.spec import (
     TargetType,
     TestCase,
     Where,
+    secret_name,
 )
 
 if TYPE_CHECKING:
@@ -112,7 +113,6 @@ _VAR = re.compile(
     r"\$\{\{\s*(?P<agentv>[A-Za-z_]\w*)\s*\}\}"  # agentv writes ${{ VAR }}
     r"|\$\{(?P<name>[A-Za-z_]\w*)(?::-(?P<default>[^}]*))?\}"
 )
-_SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 # -- YAML with lines -------------------------------------------------------------------
@@ -382,6 +382,11 @@ class _TargetDef:
     folder: Path  # absolute: a command's ``cwd`` is relative to it
 
 
+class Unchecked(dict[str, str]):
+    """The environment for a plan that calls nothing (``--dry-run``): a ``${VAR}`` or
+    an ``api_key_env`` that is not set is left as written instead of refused."""
+
+
 def _expand(value: Any, env: Mapping[str, str], path: str, line: int | None, target: str) -> Any:
     """``value`` with ``${VAR}``, ``${VAR:-default}`` and ``${{ VAR }}`` replaced from
     ``env`` in every string, keeping lines."""
@@ -394,6 +399,8 @@ def _expand(value: Any, env: Mapping[str, str], path: str, line: int | None, tar
             if found is None or (found == "" and default is not None):
                 if default is not None:
                     return default
+                if isinstance(env, Unchecked):
+                    return match.group(0)  # shown as written: `--dry-run` needs no values
                 raise Where(path, line).error(
                     f"${{{name}}} is not set (target {_shown(target)}); export it, "
                     f"or write ${{{name}:-default}} to give a default"
@@ -518,13 +525,16 @@ def _build_target(d: _TargetDef, env: Mapping[str, str]) -> TargetSpec:
         if "api_key_env" in m:
             var = _str(m["api_key_env"], at("api_key_env"), "api_key_env", "OPENAI_API_KEY")
             key = env.get(var)
-            if not key:
+            if not key and isinstance(env, Unchecked):
+                key = ""  # --dry-run: the plan needs no key
+            elif not key:
                 raise at("api_key_env").error(
                     f'environment variable {var} (api_key_env of target "{name}") is not set; '
                     "export it, or remove api_key_env for an endpoint that needs no key"
                 )
             settings["api_key_env"] = var
-            settings["api_key"] = key
+            if key:
+                settings["api_key"] = key
             secrets.add("api_key")
         elif "api_key" in m:
             if not isinstance(m["api_key"], str) or not m["api_key"]:
@@ -596,8 +606,7 @@ def _strings(m: Mapping[Any, Any], path: str, key: str, target: str) -> dict[str
 
 
 def _secret_name(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
+    return secret_name(name)
 
 
 def _secret_header(name: str) -> bool:
@@ -991,7 +1000,9 @@ class _Reader:
         base_dir: Path,
         env: Mapping[str, str],
         targets_file: str | os.PathLike[str] | None,
+        only: Sequence[str] = (),
     ) -> None:
+        self.only = tuple(dict.fromkeys(only))
         self.path = path
         self.shown_dir = shown_dir
         self.base_dir = base_dir
@@ -1327,6 +1338,17 @@ class _Reader:
                 "the suite names no targets; add targets: [NAME, ...] (or execution.targets:), "
                 "each defined in targets.yaml beside the suite"
             )
+        if self.only:
+            names = [n for n, _ in named]
+            unknown = [n for n in self.only if n not in names]
+            if unknown:
+                raise UsageError(
+                    f"--target {unknown[0]}: the suite has no such target (its targets: "
+                    f"{', '.join(names)})"
+                )
+            # Only the targets asked for are built: another's key need not be set.
+            named = [(n, w) for n, w in named if n in self.only]
+            named.sort(key=lambda item: list(self.only).index(item[0]))
         specs: list[TargetSpec] = []
         for name, name_where in named:
             d = self._definition(name, inline)
@@ -1350,7 +1372,7 @@ class _Reader:
                 first, second = list(named.values())[:2]
                 raise first.where.error(
                     f'targets "{first.name}" and "{second.name}" name different judges '
-                    f'({", ".join(map(repr, named))}); set one for the suite with '
+                    f"({', '.join(map(repr, named))}); set one for the suite with "
                     "judge: {target: NAME}"
                 )
             value, spec_with = next(iter(named.items()))
@@ -1431,12 +1453,17 @@ def load_suite(
     env: Mapping[str, str],
     targets_file: str | os.PathLike[str] | None = None,
     name: str | None = None,
+    only: Sequence[str] = (),
+    check_env: bool = True,
 ) -> Suite:
     """The suite in the YAML file ``path``, with its targets defined inline, in
     ``targets_file``, or in a targets file found beside it.
 
     Args:
         env: the environment for ``${VAR}`` and ``api_key_env`` (the caller's copy).
+        only: build only these of the suite's targets (``--target``), in this order.
+        check_env: ``False`` for a plan that calls nothing (``--dry-run``): a variable
+            or key that is not set is left as written rather than refused.
         name: the suite's name, over its ``name:`` (default: the file's stem,
             ``benchmark`` for ``benchmark.eval.yaml``).
 
@@ -1448,12 +1475,16 @@ def load_suite(
     file = Path(shown)
     text = _read(file, shown, "suite file", "check the path")
     data = _parse_yaml(text, shown)
+    if targets_file is not None and not Path(targets_file).is_file():
+        # Checked even when every target is defined inline: a path given is meant.
+        raise Where(os.fspath(targets_file)).error("no such targets file; check the --targets path")
     reader = _Reader(
         path=shown,
         shown_dir=file.parent,
         base_dir=file.resolve().parent,
-        env=env,
+        env=env if check_env else Unchecked(env),
         targets_file=targets_file,
+        only=only,
     )
     return reader.suite(data, name=name, default_name=_stem(file))
 

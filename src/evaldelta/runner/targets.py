@@ -16,6 +16,7 @@ with exponential backoff and full jitter (see :func:`backoff_delay`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import math
@@ -37,6 +38,7 @@ from evaldelta.runner.spec import (
     TaskFailure,
     TestCase,
     import_callable,
+    redact_url,
 )
 
 if TYPE_CHECKING:
@@ -185,11 +187,10 @@ async def _with_retries(
 ) -> Reply:
     """``once()`` until it answers, retrying :class:`_TransientError` failures.
 
-    ``latency_ms`` sums the tries' own durations; ``wait_ms`` the (measured) waits
-    between them.
+    ``latency_ms`` is the answering try's own duration; ``wait_ms`` the time lost to
+    retrying: the (measured) waits between tries and the tries that failed.
     """
-    latency_ms = 0.0
-    wait_ms = 0.0
+    lost_ms = 0.0
     tries = 0
     last: _TransientError | None = None
     while True:
@@ -198,24 +199,24 @@ async def _with_retries(
         try:
             reply = await once()
         except _TransientError as exc:
-            latency_ms += (time.monotonic() - started) * 1000
+            lost_ms += (time.monotonic() - started) * 1000
             last = exc
         except TaskFailure as exc:
-            latency_ms += (time.monotonic() - started) * 1000
-            raise TaskFailure(str(exc), wait_ms=wait_ms, latency_ms=latency_ms) from exc
+            took = (time.monotonic() - started) * 1000
+            raise TaskFailure(str(exc), wait_ms=lost_ms, latency_ms=took) from exc
         else:
-            latency_ms += (time.monotonic() - started) * 1000
-            return replace(reply, latency_ms=latency_ms, wait_ms=wait_ms, tries=tries)
+            took = (time.monotonic() - started) * 1000
+            return replace(reply, latency_ms=took, wait_ms=lost_ms, tries=tries)
         if tries > policy.max:
             break
         delay = backoff_delay(policy, tries - 1, rng, last.retry_after)
         waited = time.monotonic()
         await sleep(delay)
-        wait_ms += (time.monotonic() - waited) * 1000
+        lost_ms += (time.monotonic() - waited) * 1000
     raise InfraFailure(
         f'target "{name}": gave up after {tries} {"try" if tries == 1 else "tries"}: last: {last}',
-        wait_ms=wait_ms,
-        latency_ms=latency_ms,
+        wait_ms=lost_ms,
+        latency_ms=0.0,
     )
 
 
@@ -301,8 +302,11 @@ class OpenAITarget:
         self.name = spec.name
         self.spec = spec
         settings = spec.settings
-        self.base_url = str(settings.get("base_url") or "https://api.openai.com/v1")
-        self.url = self.base_url.rstrip("/") + "/chat/completions"
+        url = str(settings.get("base_url") or "https://api.openai.com/v1")
+        self.url = _endpoint(url, "chat/completions")
+        self.shown_url = redact_url(self.url)
+        # Shown in messages: without a password or a key it may carry.
+        self.base_url = redact_url(url)
         self.model = settings.get("model")
         self.timeout_s = timeout_s
         self.retries = retries
@@ -310,7 +314,7 @@ class OpenAITarget:
         self.sleep = sleep
         self._client: httpx.AsyncClient | None = None
         # Anything secret is scrubbed from every message, whatever the server echoes.
-        self._secrets = [str(settings[k]) for k in spec.secrets | {"api_key"} if settings.get(k)]
+        self._secrets = spec.secret_values()
 
     async def call(self, test: TestCase, attempt: int) -> Reply:
         """The model's reply to the test's input (a string, or chat messages as is)."""
@@ -381,19 +385,19 @@ class OpenAITarget:
             response = await client.post(self.url, json=body)
         except httpx.TimeoutException as exc:
             raise _TransientError(
-                f"no answer within timeout_s ({self.timeout_s:g} s) from {self.url} "
+                f"no answer within timeout_s ({self.timeout_s:g} s) from {self.shown_url} "
                 f"({type(exc).__name__})"
             ) from exc
         except httpx.TransportError as exc:
             detail = self._redact(str(exc)) or "no detail"
             raise _TransientError(
-                f"connection error with {self.url}: {type(exc).__name__}: {detail}"
+                f"connection error with {self.shown_url}: {type(exc).__name__}: {detail}"
             ) from exc
         return self._reply(response)
 
     def _reply(self, response: httpx.Response) -> Reply:
         status = response.status_code
-        seen = f"{status} {response.reason_phrase or _phrase(status)} from {self.url}"
+        seen = f"{status} {response.reason_phrase or _phrase(status)} from {self.shown_url}"
         if status in _RETRYABLE_STATUS or 500 <= status <= 599:
             detail = _error_message(response)
             raise _TransientError(
@@ -440,7 +444,8 @@ class OpenAITarget:
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             head = self._redact(response.text[:80])
             raise _TransientError(
-                f"a malformed reply ({status} from {self.url}, not a chat completion: {head!r})"
+                f"a malformed reply ({status} from {self.shown_url}, "
+                f"not a chat completion: {head!r})"
             ) from exc
         content = message.get("content") if isinstance(message, dict) else None
         if content is None:
@@ -466,6 +471,14 @@ class OpenAITarget:
             output_tokens=output_tokens,
             cost_usd=cost,
         )
+
+
+def _endpoint(base_url: str, path: str) -> str:
+    """``path`` below ``base_url``, keeping its query (``...?api-version=...``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + path))
 
 
 def _count(value: Any) -> float | None:
@@ -533,11 +546,16 @@ class PythonTarget:
             args = (test.input, _context(test, attempt))
         started = time.monotonic()
 
+        thread: asyncio.Future[Any] | None = None
+
         async def run() -> Any:
+            nonlocal thread
             if self._is_async:
                 result = self.function(*args, **kwargs)
             else:
-                result = await asyncio.to_thread(self.function, *args, **kwargs)
+                call = functools.partial(self.function, *args, **kwargs)
+                thread = asyncio.get_running_loop().run_in_executor(None, call)
+                result = await asyncio.shield(thread)
             if inspect.isawaitable(result):
                 result = await result
             return result
@@ -551,9 +569,16 @@ class PythonTarget:
             task.cancel()
             raise
         if not done:
-            # A sync function's thread cannot be stopped; its result is dropped.
             task.cancel()
-            raise TaskFailure(f"exceeded timeout_s ({self.timeout_s:g} s)", latency_ms=_ms(started))
+            failure = TaskFailure(
+                f"exceeded timeout_s ({self.timeout_s:g} s)", latency_ms=_ms(started)
+            )
+            if thread is not None and not thread.done():
+                # A sync function's thread cannot be stopped: its result is dropped, and
+                # the caller keeps its slot until the thread ends (calls at once never
+                # exceed the limit).
+                failure.still_running = thread
+            raise failure
         try:
             value = task.result()
         except (TaskFailure, InfraFailure, TargetError):

@@ -277,7 +277,11 @@ class RunStore:
         elif self.path.is_dir():
             raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
         try:
-            conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            # One connection per store, used by one thread at a time: ``evaluate()`` from a
+            # running event loop (Jupyter) runs the engine in a thread of its own.
+            conn = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"{where}: cannot open the run store ({exc})") from exc
         try:
