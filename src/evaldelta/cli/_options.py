@@ -146,7 +146,7 @@ def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) ->
     cluster_by = getattr(args, "cluster_by", None)
     extra = (cluster_by,) if cluster_by and cluster_by != "category" else ()
     if not os.path.lexists(path):
-        from evaldelta.cli.runs import stored_run
+        from evaldelta.cli._store import stored_run
 
         stored = stored_run(args, path, extra, keep_text=keep_text)
         if stored is not None:

@@ -132,7 +132,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaldelta.cli.runs import store_path
+    from evaldelta.cli._store import store_path
     from evaldelta.runner.engine import EvalOptions, plan_suite
     from evaldelta.runner.suite import load_suite
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import EXIT_OK, write_output
 from evaldelta.cli._progress import add_progress_option, progress_line
+from evaldelta.cli._store import STORE_HELP, open_store_of, store_path
 from evaldelta.errors import InputError, StoreError, UsageError
 
 if TYPE_CHECKING:
-    from evaldelta.model import Run
-    from evaldelta.store import RunStore, StoredRun
+    from evaldelta.store import StoredRun
 
 HELP = """\
 a run is referred to by its id (3) or its name (the latest run of that name); compare,
@@ -27,8 +27,6 @@ gate and power take one wherever they take a results file:
 
 the store is .evaldelta/runs.db in the current folder, or --store PATH, or $EVALDELTA_STORE.
 """
-
-STORE_HELP = "the run store (default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
 
 
 def add_parser(commands: Any) -> None:
@@ -129,63 +127,6 @@ def _no_command(args: argparse.Namespace) -> int:
     raise UsageError("give a runs command: import, list, show, export, rename or rm")
 
 
-# -- the store ------------------------------------------------------------------------
-
-
-def store_path(args: argparse.Namespace) -> str:
-    """The store the options name: --store, else $EVALDELTA_STORE, else the default."""
-    from evaldelta.store import DEFAULT_STORE
-
-    chosen = getattr(args, "store", None) or os.environ.get("EVALDELTA_STORE")
-    return chosen or DEFAULT_STORE
-
-
-def _open(args: argparse.Namespace, *, create: bool = False) -> RunStore:
-    from evaldelta.store import RunStore
-
-    return RunStore(store_path(args), create=create)
-
-
-def stored_run(
-    args: argparse.Namespace,
-    ref: str,
-    extra_fields: tuple[str, ...] = (),
-    *,
-    keep_text: bool = False,
-) -> Run | None:
-    """The stored run ``ref`` names, for an argument that is no file; ``None`` when
-    there is no store to look in (the caller then reports the missing file).
-
-    Raises:
-        InputError: there is a store, but no such run in it.
-    """
-    from evaldelta.store.runstore import is_id
-
-    path = store_path(args)
-    if not os.path.isfile(path):
-        return None
-    store = _open(args)
-    try:
-        rid = store.find(ref)
-        if rid is None:
-            what = f"with id {ref}" if is_id(ref) else f"named {ref!r}"
-            raise InputError(
-                f"{ref}: no such file, and no stored run {what} in {path}; check the path, "
-                "or list stored runs with `evaldelta runs list`"
-            )
-        with progress_line(args, f"reading run {rid}") as line:
-            run = store.get_run(rid, keep_text=keep_text, progress=line)
-    finally:
-        store.close()
-    for name in extra_fields:
-        if name not in run.extra:
-            raise StoreError(
-                f"{run.source} was stored without the field {name!r}; import it again with "
-                f"`evaldelta runs import FILE --keep-field {name}` to group cases by it"
-            )
-    return run
-
-
 # -- commands -------------------------------------------------------------------------
 
 
@@ -219,7 +160,7 @@ def run_import(args: argparse.Namespace) -> int:
                 extra_fields=tuple(args.keep_field),
                 mapping=mapping_from(args),
             )
-        with _open(args, create=True) as store:
+        with open_store_of(args, create=True) as store:
             line.step("storing")
             ids = store.import_run(
                 run,
@@ -255,7 +196,7 @@ def run_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
-    with _open(args) as store:
+    with open_store_of(args) as store:
         if args.suite is not None:
             suite = store.find_suite_by_name(args.suite)
             if suite is None:
@@ -349,7 +290,7 @@ def _with_suites(
 
 
 def run_show(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store_of(args) as store:
         info = store.info(args.ref)
         # Kept in the store when the run was stored (for the default pass threshold).
         figures = store.summary(info.id, pass_threshold=args.pass_threshold)
@@ -428,7 +369,7 @@ def _show_text(info: StoredRun, figures: list[dict[str, Any]]) -> str:
 
 
 def run_rm(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store_of(args) as store:
         ids = [store.resolve(ref) for ref in args.refs]  # all found, or none deleted
         gone = [store.delete_run(rid) for rid in dict.fromkeys(ids)]
     write_output("".join(f"Deleted run {s.id}: {_show(s.name)}\n" for s in gone), None)
@@ -436,7 +377,7 @@ def run_rm(args: argparse.Namespace) -> int:
 
 
 def run_rename(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with open_store_of(args) as store:
         before = store.info(args.ref)
         after = store.rename_run(before.id, args.name)
     write_output(f"Renamed run {after.id}: {_show(before.name)} -> {_show(after.name)}\n", None)
@@ -447,7 +388,7 @@ def run_export(args: argparse.Namespace) -> int:
     from evaldelta.store import export_jsonl
 
     with progress_line(args, "reading") as line:
-        with _open(args) as store:
+        with open_store_of(args) as store:
             run = store.get_run(args.ref, keep_text=True, progress=line)
         line.step("writing")
         if args.output is None:

@@ -23,7 +23,7 @@ says otherwise: the store holds prompts and outputs.
 
 
 def add_parser(commands: Any) -> None:
-    from evaldelta.cli.runs import STORE_HELP
+    from evaldelta.cli._store import STORE_HELP
 
     p = commands.add_parser(
         "serve",
@@ -60,7 +60,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def run(args: argparse.Namespace) -> int:
     import signal
 
-    from evaldelta.cli.runs import store_path
+    from evaldelta.cli._store import store_path
     from evaldelta.serve import Dashboard, is_loopback, make_server
 
     if not 0 <= args.port <= 65535:
