@@ -44,7 +44,9 @@ __all__ = [
     "call_scorer",
     "exact_match",
     "includes",
+    "json_equal",
     "json_match",
+    "json_value",
     "levenshtein",
     "regex",
 ]
@@ -53,7 +55,8 @@ __all__ = [
 Scorer = Callable[..., Any]
 
 _NAMES = ("input", "output", "expected")
-_NOT_JSON = object()
+#: What :func:`json_value` gives for a string that is not JSON.
+NOT_JSON = object()
 
 
 def exact_match(*, output: Any, expected: Any, input: Any = None) -> float:
@@ -61,9 +64,9 @@ def exact_match(*, output: Any, expected: Any, input: Any = None) -> float:
     whitespace ignored; as JSON values when either is not a string (``"42"`` matches
     ``42``, ``'{"a": 1}'`` matches ``{"a": 1}``)."""
     if not isinstance(output, str) or not isinstance(expected, str):
-        got, want = _parse(output), _parse(expected)
-        if got is not _NOT_JSON and want is not _NOT_JSON:
-            return float(_json_equal(got, want))
+        got, want = json_value(output), json_value(expected)
+        if got is not NOT_JSON and want is not NOT_JSON:
+            return float(json_equal(got, want))
     return float(_text(output).strip() == _text(expected).strip())
 
 
@@ -108,19 +111,19 @@ def json_match(*, output: Any, expected: Any, input: Any = None) -> float:
 
     A string ``expected`` is read as JSON when it parses, else taken as the string.
     """
-    got = _parse(output)
-    if got is _NOT_JSON:
+    got = json_value(output)
+    if got is NOT_JSON:
         return 0.0
-    want = _parse(expected)
-    if want is _NOT_JSON:
+    want = json_value(expected)
+    if want is NOT_JSON:
         want = expected
     if isinstance(want, Mapping):
         if not isinstance(got, Mapping):
             return 0.0
         if not want:
             return 1.0
-        return sum(k in got and _json_equal(got[k], v) for k, v in want.items()) / len(want)
-    return float(_json_equal(got, want))
+        return sum(k in got and json_equal(got[k], v) for k, v in want.items()) / len(want)
+    return float(json_equal(got, want))
 
 
 def call_scorer(fn: Scorer, *, input: Any, output: Any, expected: Any) -> float:
@@ -263,24 +266,24 @@ def _text(value: Any) -> str:
         return str(value)
 
 
-def _parse(value: Any) -> Any:
-    """A value as JSON: a string parsed (``_NOT_JSON`` when it does not), else as is."""
+def json_value(value: Any) -> Any:
+    """A value as JSON: a string parsed (``NOT_JSON`` when it does not), else as is."""
     if not isinstance(value, str):
         return value
     try:
         return json.loads(value)
     except ValueError:
-        return _NOT_JSON
+        return NOT_JSON
 
 
-def _json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:
     """Equal as JSON values: ``1 == 1.0``, but ``true`` is not ``1``."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, (Mapping, list, tuple)) or isinstance(b, (Mapping, list, tuple)):
         return False
     return bool(a == b)

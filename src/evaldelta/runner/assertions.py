@@ -40,6 +40,7 @@ from evaldelta.runner.spec import (
     TestCase,
     import_callable,
 )
+from evaldelta.scorers import NOT_JSON, json_equal, json_value
 
 __all__ = [
     "AssertionResult",
@@ -358,33 +359,6 @@ def _compile(spec: AssertionSpec, pattern: str) -> re.Pattern[str]:
         raise spec.where.error(f"regex {pattern!r} does not compile: {exc}") from exc
 
 
-_NOT_JSON = object()
-
-
-def _as_json(output: Any) -> Any:
-    """The output as a JSON value: a string parsed, anything else as it is
-    (``_NOT_JSON`` when a string does not parse)."""
-    if not isinstance(output, str):
-        return output
-    try:
-        return json.loads(output)
-    except ValueError:
-        return _NOT_JSON
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equal as JSON values: ``1 == 1.0``, but ``true`` is not ``1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, (Mapping, list, tuple)) or isinstance(b, (Mapping, list, tuple)):
-        return False
-    return bool(a == b)
-
-
 def _equals(spec: AssertionSpec, output: Any, text: str) -> _Outcome:
     value = spec.value
     if isinstance(value, str):
@@ -394,19 +368,19 @@ def _equals(spec: AssertionSpec, output: Any, text: str) -> _Outcome:
             f"output {_quote(text)} is not {_quote(value)}",
         )
     expected = output_text(value)
-    parsed = _as_json(output)
-    if parsed is _NOT_JSON:
+    parsed = json_value(output)
+    if parsed is NOT_JSON:
         return _Outcome(0.0, False, f"output is not JSON, so not {_quote(expected)}")
     return _binary(
-        _json_equal(parsed, value),
+        json_equal(parsed, value),
         f"output equals {_quote(expected)}",
         f"output {_quote(output_text(parsed))} is not {_quote(expected)}",
     )
 
 
 def _is_json(spec: AssertionSpec, output: Any) -> _Outcome:
-    parsed = _as_json(output)
-    if parsed is _NOT_JSON:
+    parsed = json_value(output)
+    if parsed is NOT_JSON:
         return _Outcome(0.0, False, f"output is not JSON: {_quote(output_text(output))}")
     schema = spec.options.get("schema")
     if schema is None and isinstance(spec.value, Mapping):
