@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
     from evaldelta.pairing.pairwise import Comparison
 
-__all__ = ["TEXT_FIELDS", "Record", "Run"]
+__all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "Record", "Run"]
 
 #: Free-text fields of a record: kept only when a reader is asked to keep them.
 TEXT_FIELDS = ("input", "output", "expected", "metadata")
+#: Optional measurements of a record: ``None`` in a record, NaN in a run's column.
+NUMBER_FIELDS = ("latency_ms", "wait_ms", "input_tokens", "output_tokens", "cost_usd")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,27 @@
 """Readers: one module per input format, and a registry that sniffs and picks.
 
-Adding a format is one module and one line in :data:`READERS`. The module has:
+Adding a format is one module, one line in :data:`READERS` and one fixture. The module
+meets :class:`~evaldelta.io._reader.ReaderModule` (``tests/io/test_contract.py``
+holds every registered one to it):
 
 - ``NAME``: the name users give to ``--input-format``;
 - ``sniff(path, head) -> bool``: whether the file is in this format, from its path
   and its first 64 KiB (gunzipped). ``path`` may be a directory (``head`` is then
   ``b""``): a reader may claim a folder of files (lm-evaluation-harness does);
-- ``read(path, *, keep_text=True, extra_fields=(), mapping=None) -> Run``.
+- ``read(path, *, keep_text=True, extra_fields=(), mapping=None) -> Run``, written
+  as ``@reader def read(path, options)`` with the shared layer (``_reader.py``).
   ``mapping`` (``--map``) maps the common model's fields onto the file's columns or
-  JSON paths; readers of fixed formats may ignore it.
+  JSON paths; readers of fixed formats ignore it, and a reader whose registry line
+  names a ``mapped`` module hands a mapped file to that module instead.
 
 Sniffing tries the readers in order, most specific first: a generic reader
 (JSONL, CSV) comes last.
+
+The layer below the readers: ``_source.py`` (a file's bytes, gzip, run directories,
+the input fingerprint), ``_errors.py`` (msgspec's errors in the user's words),
+``_reader.py`` (the contract, and decoding a document or JSON Lines), ``_agentv.py``
+(agentv's statuses and columns, for ``jsonl`` and ``mapped``) and ``_jsonl_fast.py``
+(the plain path of the JSONL reader).
 """
 
 from __future__ import annotations
@@ -21,33 +31,39 @@ import os
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from evaldelta.errors import UnknownFormatError
 from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
 from evaldelta.model import Run
+
+if TYPE_CHECKING:
+    from evaldelta.io._reader import ReaderModule
 
 __all__ = ["READERS", "formats", "load"]
 
 
 class Reader(NamedTuple):
     """A reader by name and module; the module is imported only when it is needed,
-    so that start-up does not pay for formats the file is not in."""
+    so that start-up does not pay for formats the file is not in. ``mapped``: the
+    module that reads a file of this format whose fields ``--map`` places."""
 
     name: str
     module: str
+    mapped: str | None = None
 
-    def _module(self) -> Any:
+    def load_module(self, mapping: bool = False) -> ReaderModule:
+        """The module that reads this format (the ``mapped`` one for a ``mapping``)."""
         import importlib
 
-        return importlib.import_module(self.module)
+        name = self.mapped if mapping and self.mapped else self.module
+        return cast("ReaderModule", importlib.import_module(name))
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        return bool(self._module().sniff(path, head))
+        return bool(self.load_module().sniff(path, head))
 
     def read(self, path: Path, **options: Any) -> Run:
-        run: Run = self._module().read(path, **options)
-        return run
+        return self.load_module(bool(options.get("mapping"))).read(path, **options)
 
 
 #: Every reader, in the order sniffing tries them (generic ones last).
@@ -58,7 +74,7 @@ READERS: tuple[Reader, ...] = (
     Reader("deepeval", "evaldelta.io.deepeval"),
     Reader("openai-evals", "evaldelta.io.openai_evals"),
     Reader("csv", "evaldelta.io.csv"),
-    Reader("jsonl", "evaldelta.io.jsonl"),
+    Reader("jsonl", "evaldelta.io.jsonl", mapped="evaldelta.io.mapped"),
 )
 _JSONL = READERS[-1]
 

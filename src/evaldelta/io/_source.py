@@ -25,12 +25,17 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     try:
         return _resolve(p)
-    except PermissionError as exc:
-        raise InputError(
-            f"{p}: permission denied; check the file's permissions ({exc.strerror})"
-        ) from exc
     except OSError as exc:
-        raise InputError(f"{p}: cannot open ({exc.strerror or exc})") from exc
+        raise unreadable(p, exc, "cannot open") from exc
+
+
+def unreadable(path: Path, exc: OSError, what: str = "cannot read") -> InputError:
+    """The error for a file the system will not let us read: what, and how to mend it."""
+    if isinstance(exc, PermissionError):
+        return InputError(
+            f"{path}: permission denied; check the file's permissions ({exc.strerror})"
+        )
+    return InputError(f"{path}: {what} ({exc.strerror or exc})")
 
 
 def _resolve(p: Path) -> Path:
@@ -117,13 +122,11 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
                 rest = filled - end
                 buf[:rest] = buf[end:filled]  # the same size: no resize while views live
                 filled, start = rest, 0
-    except PermissionError as exc:
-        raise InputError(
-            f"{path}: permission denied; check the file's permissions ({exc.strerror})"
-        ) from exc
     except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) and exc.errno:
-            raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        if isinstance(exc, PermissionError) or (
+            isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) and exc.errno
+        ):
+            raise unreadable(path, exc) from exc
         raise ParseError(
             str(path), None, f"is not a readable gzip file ({exc}); re-create or gunzip it"
         ) from exc
@@ -133,12 +136,8 @@ def read_bytes(path: Path) -> bytes:
     """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark."""
     try:
         data = path.read_bytes()
-    except PermissionError as exc:
-        raise InputError(
-            f"{path}: permission denied; check the file's permissions ({exc.strerror})"
-        ) from exc
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise unreadable(path, exc) from exc
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)

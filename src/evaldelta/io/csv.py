@@ -29,24 +29,18 @@ import csv
 import io
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
-from typing import cast
-
-import msgspec
+from typing import Any, cast
 
 from evaldelta.errors import ParseError
-from evaldelta.io._source import paused_gc, read_bytes
-from evaldelta.io.mapped import (
-    BOOLEAN_WORDS,
-    DEFAULT_NAMES,
-    SCORER_PREFIX,
-    check_mapping,
-    input_fingerprint,
-)
-from evaldelta.model import Run
+from evaldelta.io._errors import listed, shown
+from evaldelta.io._reader import NO_RECORDS, ReadOptions, fill_scores, read_content, reader
+from evaldelta.io._source import fingerprint, paused_gc
+from evaldelta.io.mapped import BOOLEAN_WORDS, DEFAULT_NAMES, SCORER_PREFIX, check_mapping
+from evaldelta.model import NUMBER_FIELDS, Run
 
 NAME = "csv"
 
@@ -56,6 +50,8 @@ SCORER_PREFIXES = ("score_", SCORER_PREFIX)
 _DELIMITERS = (",", "\t", ";")
 _DELIMITER_WORDS = {",": "a comma", "\t": "a tab", ";": "a semicolon"}
 _ID_NAMES = frozenset(name.lower() for name in DEFAULT_NAMES["test_id"])
+#: How a cell cut short in a message ends: inside its quotes.
+_CUT = '..."'
 #: Long model outputs overflow the csv module's default cell limit of 128 KiB.
 _CELL_LIMIT = 2**31 - 1
 
@@ -102,13 +98,8 @@ def sniff(path: Path, head: bytes) -> bool:
     return len(cells) >= 2 and any(c.strip().lower() in _ID_NAMES for c in cells)
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read a CSV or TSV results file into a :class:`Run`.
 
     ``extra_fields``: further columns to keep, in ``run.extra`` (``None`` for an empty
@@ -119,14 +110,8 @@ def read(
             row without a test id or score, or no column for them (or for a ``--map``).
         UsageError: a mapping with a field the common model lacks.
     """
-    fields = dict(mapping or {})
-    check_mapping(fields)
-    data = read_bytes(path)
-    src = str(path)
-    if not data or data.isspace():
-        raise ParseError(
-            src, None, "is empty: no records to compare; check the eval wrote its results"
-        )
+    check_mapping(options.mapping)
+    src, data = read_content(path)
     if _is_json(data[:4096].lstrip()):
         raise ParseError(
             src, None, "is JSON, not CSV; read it with --input-format jsonl (with --map if need be)"
@@ -134,8 +119,8 @@ def read(
     text = _decode(src, data)
     delimiter = "\t" if _is_tsv(path) else _guess_delimiter(_first_line(text))
     with paused_gc():
-        table = _Table(src, fields, *_rows(src, text, delimiter))
-        return table.run(keep_text, tuple(dict.fromkeys(extra_fields)))
+        table = _Table(src, options.mapping, *_rows(src, text, delimiter))
+        return table.run(options.keep_text, options.extra)
 
 
 def _first_line(text: str) -> str:
@@ -239,9 +224,7 @@ def _rows_by_line(
         # The row being read starts just after the last one read.
         raise ParseError(src, end + 1, f"not valid CSV ({reason})") from None
     if header is None:
-        raise ParseError(
-            src, None, "is empty: no records to compare; check the eval wrote its results"
-        )
+        raise ParseError(src, None, f"is empty: {NO_RECORDS}")
     if not rows:
         raise _no_rows(src)
     return header, header_line, rows, lines
@@ -252,22 +235,6 @@ def _ragged(cells: int, width: int, delimiter: str) -> str:
     if cells > width:
         return f'{said}; put a cell that contains {_DELIMITER_WORDS[delimiter]} in "quotes"'
     return f"{said}; every row needs a cell for each column (an empty cell is fine)"
-
-
-def _shown(cell: str) -> str:
-    """A cell in quotes, cut short, for an error message."""
-    text = msgspec.json.encode(cell).decode()
-    return text if len(text) <= 60 else text[:56] + '..."'
-
-
-def _both(names: Sequence[str]) -> str:
-    quoted = [f'"{n}"' for n in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
-
-
-def _either(names: Sequence[str]) -> str:
-    quoted = [f'"{n}"' for n in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 class _Table:
@@ -346,7 +313,7 @@ class _Table:
         return ParseError(
             self.src,
             self.lines[k],
-            f'column "{self.header[i]}" must be {wanted}, got {_shown(cell)}',
+            f'column "{self.header[i]}" must be {wanted}, got {shown(cell, cut=_CUT)}',
         )
 
     def labels(self, i: int | None) -> list[str | None] | None:
@@ -424,7 +391,7 @@ class _Table:
             raise ParseError(
                 self.src,
                 self.header_line,
-                f"no test id column ({_either(DEFAULT_NAMES['test_id'])}); columns found: "
+                f"no test id column ({listed(DEFAULT_NAMES['test_id'])}); columns found: "
                 f"{self._columns_found()}; name it with --map test_id=COLUMN",
             )
         ids = self.labels(i)
@@ -481,27 +448,19 @@ class _Table:
             )
         found = self.numbers(i)
         scores: list[float | None] = found if found is not None else [None] * self.n
-        if None not in scores:
-            return cast("list[float]", scores)
-        for k, s in enumerate(scores):
-            if s is not None:
-                continue
-            parts = [v for col in scorers.values() if (v := col[k]) is not None]
-            if parts:
-                scores[k] = sum(parts) / len(parts)
-            elif k in errors:
-                scores[k] = 0.0
-            else:
-                empty = [self.header[j] for j in ([i] if i is not None else []) + scorer_columns]
-                said = "column" if len(empty) == 1 else "columns"
-                verb = "is" if len(empty) == 1 else "are"
-                raise ParseError(
-                    self.src,
-                    self.lines[k],
-                    f"row {ids[k]!r} has no score ({said} {_both(empty)} {verb} empty); "
-                    'every row needs a number (or an "error" for an attempt that did not run)',
-                )
-        return cast("list[float]", scores)
+        columns = [self.header[j] for j in ([i] if i is not None else []) + scorer_columns]
+        said, verb = ("column", "is") if len(columns) == 1 else ("columns", "are")
+        return fill_scores(
+            scores,
+            scorers,
+            errors,
+            lambda k: ParseError(
+                self.src,
+                self.lines[k],
+                f"row {ids[k]!r} has no score ({said} {listed(columns, 'and')} {verb} empty); "
+                'every row needs a number (or an "error" for an attempt that did not run)',
+            ),
+        )
 
     def run(self, keep_text: bool, extra: tuple[str, ...]) -> Run:
         ids = self.test_ids()
@@ -518,11 +477,12 @@ class _Table:
                 "expected": self.texts(self.find("expected")),
                 "metadata": [None] * self.n,
             }
+        measurements: dict[str, Any] = {f: self.numbers(self.find(f)) for f in NUMBER_FIELDS}
         return Run.from_columns(
             source=self.src,
             format=NAME,
             lines=self.lines,
-            input_hash=list(map(input_fingerprint, inputs)),
+            input_hash=list(map(fingerprint, inputs)),
             extra={
                 name: (
                     [c.strip() or None for c in self.cells(self.exact[name])]
@@ -536,11 +496,7 @@ class _Table:
             target=self.labels(self.find("target")),
             passed=self.booleans(self.find("passed")),
             attempt=self.attempts(self.find("attempt")),
-            latency_ms=self.numbers(self.find("latency_ms")),
-            wait_ms=self.numbers(self.find("wait_ms")),
-            input_tokens=self.numbers(self.find("input_tokens")),
-            output_tokens=self.numbers(self.find("output_tokens")),
-            cost_usd=self.numbers(self.find("cost_usd")),
+            **measurements,
             errors=errors,
             error_kinds={k: v for k, v in enumerate(kinds or ()) if v is not None},
             category=self.labels(self.find("category")),

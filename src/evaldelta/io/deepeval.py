@@ -39,7 +39,6 @@ has no repeats: entries with the same ``name`` are attempts of one case. Fields 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,16 +46,19 @@ from typing import Any
 import msgspec
 
 from evaldelta.errors import ParseError
-from evaldelta.io._errors import explain_decode, explain_validation
-from evaldelta.io._source import crc_of as _crc
-from evaldelta.io._source import fingerprint_bytes as _fingerprint
-from evaldelta.io._source import paused_gc, read_bytes
-from evaldelta.io._source import raw_fingerprint_bytes as _canonical
+from evaldelta.io._reader import (
+    RAW_NONE,
+    ReadOptions,
+    decode_document,
+    decoded,
+    extra_columns,
+    read_content,
+    reader,
+)
+from evaldelta.io._source import crc_of, fingerprint_bytes, paused_gc, raw_fingerprint_bytes
 from evaldelta.model import Run
 
 NAME = "deepeval"
-
-_RAW_NONE = msgspec.Raw(b"")
 
 
 class _Metric(msgspec.Struct, gc=False):
@@ -90,16 +92,16 @@ class _Trace(msgspec.Struct, gc=False):
 
 class _Turn(msgspec.Struct, gc=False):
     role: str | None = None
-    content: msgspec.Raw = _RAW_NONE
+    content: msgspec.Raw = RAW_NONE
 
 
 class _TestCase(msgspec.Struct, gc=False):
     """One test case; every other field is skipped unparsed (``gc=False``: no cycles)."""
 
     name: str | None = None
-    input: msgspec.Raw = _RAW_NONE
-    actualOutput: msgspec.Raw = _RAW_NONE  # noqa: N815
-    expectedOutput: msgspec.Raw = _RAW_NONE  # noqa: N815
+    input: msgspec.Raw = RAW_NONE
+    actualOutput: msgspec.Raw = RAW_NONE  # noqa: N815
+    expectedOutput: msgspec.Raw = RAW_NONE  # noqa: N815
     success: bool | None = None
     metricsData: list[_Metric] | None = None  # noqa: N815
     tokenCost: float | None = None  # noqa: N815
@@ -107,12 +109,12 @@ class _TestCase(msgspec.Struct, gc=False):
     outputTokenCount: float | None = None  # noqa: N815
     completionTime: float | None = None  # noqa: N815
     tags: list[str] | None = None
-    metadata: msgspec.Raw = _RAW_NONE
-    additionalMetadata: msgspec.Raw = _RAW_NONE  # noqa: N815
+    metadata: msgspec.Raw = RAW_NONE
+    additionalMetadata: msgspec.Raw = RAW_NONE  # noqa: N815
     trace: _Trace | None = None
     # conversational test cases
-    scenario: msgspec.Raw = _RAW_NONE
-    expectedOutcome: msgspec.Raw = _RAW_NONE  # noqa: N815
+    scenario: msgspec.Raw = RAW_NONE
+    expectedOutcome: msgspec.Raw = RAW_NONE  # noqa: N815
     turns: list[_Turn] | None = None
 
 
@@ -138,38 +140,19 @@ def sniff(path: Path, head: bytes) -> bool:
     return text.startswith(b"{") and bool(_CASES.search(text)) and bool(_RUN_KEYS.search(text))
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read a DeepEval test run into a :class:`Run` (``mapping`` is ignored)."""
-    data = read_bytes(path)
-    src = str(path)
-    if not data or data.isspace():
-        raise ParseError(
-            src, None, "is empty: no test cases to compare; check DeepEval saved its test run"
-        )
+    src, data = read_content(path, "no test cases to compare; check DeepEval saved its test run")
     with paused_gc():
-        try:
-            run = _DECODER.decode(data)
-        except msgspec.ValidationError as err:
-            raise ParseError(
-                src,
-                None,
-                explain_validation(
-                    str(err),
-                    data,
-                    not_an_object="is this a DeepEval test run?",
-                    mend="save the test run again with DeepEval",
-                ),
-            ) from None
-        except msgspec.DecodeError as err:
-            line, message = explain_decode(str(err), data, "save the test run again with DeepEval")
-            raise ParseError(src, line, message) from None
-        return _to_run(src, data, run, keep_text, tuple(extra_fields))
+        run = decode_document(
+            src,
+            data,
+            _DECODER,
+            not_an_object="is this a DeepEval test run?",
+            mend="save the test run again with DeepEval",
+        )
+        return _to_run(src, data, run, options.keep_text, options.extra)
 
 
 # -- errors -----------------------------------------------------------------------------
@@ -181,12 +164,12 @@ def read(
 def _case_input(case: _TestCase) -> bytes:
     """What the case asks: its input, a conversation's scenario, or its user turns."""
     if len(case.input):
-        return _canonical(case.input)
+        return raw_fingerprint_bytes(case.input)
     if len(case.scenario):
-        return _canonical(case.scenario)
+        return raw_fingerprint_bytes(case.scenario)
     if case.turns:
         said = [msgspec.json.decode(t.content) for t in case.turns if t.role == "user"]
-        return _fingerprint(said) if said else b""
+        return fingerprint_bytes(said) if said else b""
     return b""
 
 
@@ -205,7 +188,7 @@ def _test_ids(src: str, cases: list[_TestCase], names: list[str], canon: list[by
     if not shared:
         return [c.name or "" for c in cases]
     return [
-        f"{c.name} [{_crc(k):08x}]" if c.name in shared else c.name or ""
+        f"{c.name} [{crc_of(k):08x}]" if c.name in shared else c.name or ""
         for c, k in zip(cases, canon, strict=True)
     ]
 
@@ -272,28 +255,15 @@ def _trace_tokens(trace: _Trace | None) -> tuple[float | None, float | None]:
     return (sum(ins) if ins else None), (sum(outs) if outs else None)
 
 
-def _decoded(raw: msgspec.Raw) -> Any:
-    return msgspec.json.decode(raw) if len(raw) else None
-
-
 def _extra_columns(data: bytes, names: tuple[str, ...], n: int) -> dict[str, list[Any]]:
     """The ``extra_fields`` asked for: from each test case, else from its metadata."""
     if not names:
         return {}
     doc = msgspec.json.decode(data)
     cases = [c for key in ("testCases", "conversationalTestCases") for c in doc.get(key) or ()]
-    cases = [c if isinstance(c, dict) else {} for c in cases[:n]]
-
-    def lookup(case: dict[str, Any], name: str) -> Any:
-        if name in case:
-            return case[name]
-        for key in ("metadata", "additionalMetadata"):
-            place = case.get(key)
-            if isinstance(place, dict) and name in place:
-                return place[name]
-        return None
-
-    return {name: [lookup(c, name) for c in cases] for name in dict.fromkeys(names)}
+    return extra_columns(
+        cases[:n], names, lambda case: (case.get("metadata"), case.get("additionalMetadata"))
+    )
 
 
 def _to_run(src: str, data: bytes, run: _TestRun, keep_text: bool, extra: tuple[str, ...]) -> Run:
@@ -378,22 +348,22 @@ def _to_run(src: str, data: bytes, run: _TestRun, keep_text: bool, extra: tuple[
     if keep_text:
         texts = {
             "input": [
-                _decoded(c.input)
+                decoded(c.input)
                 if len(c.input)
-                else _decoded(c.scenario)
+                else decoded(c.scenario)
                 if len(c.scenario)
-                else [{"role": t.role, "content": _decoded(t.content)} for t in c.turns]
+                else [{"role": t.role, "content": decoded(t.content)} for t in c.turns]
                 if c.turns
                 else None
                 for c in cases
             ],
-            "output": [_decoded(c.actualOutput) for c in cases],
+            "output": [decoded(c.actualOutput) for c in cases],
             "expected": [
-                _decoded(c.expectedOutput if len(c.expectedOutput) else c.expectedOutcome)
+                decoded(c.expectedOutput if len(c.expectedOutput) else c.expectedOutcome)
                 for c in cases
             ],
             "metadata": [
-                _decoded(c.metadata if len(c.metadata) else c.additionalMetadata) for c in cases
+                decoded(c.metadata if len(c.metadata) else c.additionalMetadata) for c in cases
             ],
         }
 
@@ -429,7 +399,7 @@ def _to_run(src: str, data: bytes, run: _TestRun, keep_text: bool, extra: tuple[
         tags=tags,
         scorer_scores=scorer_scores,
         texts=texts,
-        input_hash=[_crc(k) for k in canon],
+        input_hash=[crc_of(k) for k in canon],
         extra=_extra_columns(data, extra, n),
         status="complete",
         config=config,

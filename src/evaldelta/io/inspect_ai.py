@@ -41,7 +41,6 @@ import math
 import re
 import zipfile
 import zlib
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import GenericAlias
 from typing import Any, cast
@@ -49,7 +48,16 @@ from typing import Any, cast
 import msgspec
 
 from evaldelta.errors import InputError, ParseError
-from evaldelta.io._source import paused_gc, read_bytes
+from evaldelta.io._errors import explain_expected
+from evaldelta.io._reader import (
+    ReadOptions,
+    decoded,
+    error_text,
+    reader,
+    struct_extra_columns,
+    with_extra_fields,
+)
+from evaldelta.io._source import fingerprint, paused_gc, read_bytes
 from evaldelta.model import Run
 
 NAME = "inspect"
@@ -176,20 +184,15 @@ def sniff(path: Path, head: bytes) -> bool:
     return bool(_JSON_LOG_START.match(head)) and b'"eval"' in head
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read an Inspect AI log (``.eval`` or ``.json``) into a :class:`Run`.
 
     ``extra_fields``: further sample fields to keep, looked up at the top of the sample,
     then in its ``metadata``. ``mapping`` does not apply to this fixed format.
     """
     src = str(path)
-    extra = tuple(dict.fromkeys(extra_fields))
+    keep_text, extra, _ = options
     sample_type = _sample_type(keep_text, extra)
     data = read_bytes(path)
     with paused_gc():
@@ -206,13 +209,7 @@ def read(
 def _sample_type(keep_text: bool, extra: tuple[str, ...]) -> type[_Sample]:
     """The struct of a sample, with any extra fields the caller asked for."""
     base: type[_Sample] = _SampleWithText if keep_text or extra else _Sample
-    wanted = [f for f in extra if f not in base.__struct_fields__]
-    if not wanted:
-        return base
-    fields = [(f"extra_{i}", Any, None) for i in range(len(wanted))]
-    rename = {f"extra_{i}": name for i, name in enumerate(wanted)}
-    struct = msgspec.defstruct("_SampleExtra", fields, bases=(base,), rename=rename, gc=False)
-    return cast("type[_Sample]", struct)
+    return with_extra_fields(base, extra, "_SampleExtra")
 
 
 @functools.cache
@@ -399,7 +396,7 @@ def _to_run(
     if keep_text:
         with_text: list[Any] = samples
         texts = {
-            "input": [_decode_input(s.input) for s in samples],
+            "input": [decoded(s.input) for s in samples],
             "output": [_output_text(s.output) for s in with_text],
             "expected": [s.target for s in with_text],
             "metadata": [s.metadata for s in with_text],
@@ -492,13 +489,10 @@ def _no_score(sample: _Sample, unusable: list[str]) -> str:
 
 
 def _error_text(value: Any) -> str | None:
-    if value is None or value == "" or value == {}:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("message"), str):
-        return str(value["message"])
-    return msgspec.json.encode(value).decode()
+    """What a sample's ``error`` says; a ``false`` or ``[]`` there is said as it is."""
+    if value is False or value == []:
+        return msgspec.json.encode(value).decode()
+    return error_text(value)
 
 
 def _usage_sums(
@@ -529,16 +523,10 @@ def _without_ids(value: Any) -> Any:
     return value
 
 
-def _decode_input(raw: msgspec.Raw) -> Any:
-    return msgspec.json.decode(raw) if len(raw) else None
-
-
 def _input_hash(raw: msgspec.Raw) -> int:
     """CRC-32 of the input, serialised the same way whatever file it came from."""
     if not len(raw):
         return 0
-    from evaldelta.io._source import fingerprint
-
     return fingerprint(_without_ids(msgspec.json.decode(raw)))
 
 
@@ -591,46 +579,15 @@ def _config(header: _Header) -> dict[str, Any]:
 
 def _extra_columns(samples: list[_Sample], extra: tuple[str, ...]) -> dict[str, list[Any]]:
     """Each extra field from the top of the sample, else from its metadata."""
-    if not extra:
-        return {}
-    base = _SampleWithText.__struct_fields__
-    wanted = [f for f in extra if f not in base]
-    out: dict[str, list[Any]] = {}
-    for name in extra:
-        attr = f"extra_{wanted.index(name)}" if name in wanted else name
-        column = []
-        for s in samples:
-            value = getattr(s, attr, None)
-            if isinstance(value, msgspec.Raw):
-                value = _decode_input(value)
-            if value is None:
-                metadata = getattr(s, "metadata", None) or {}
-                value = metadata.get(name)
-            column.append(value)
-        out[name] = column
-    return out
 
+    def from_metadata(sample: Any, name: str) -> Any:
+        return (getattr(sample, "metadata", None) or {}).get(name)
 
-_WORDS = {
-    "float": "a number",
-    "int": "an integer",
-    "str": "a string",
-    "bool": "true or false",
-    "object": "a JSON object",
-    "array": "a list",
-    "null": "null",
-}
+    return struct_extra_columns(samples, extra, from_metadata)
 
 
 def _explain(message: str) -> str:
     """msgspec's validation message, in the reader's words."""
-    found = re.match(r"Expected `([^`]*)`, got `([^`]*)`(?: - at `\$(.*)`)?$", message)
-    if not found:
-        return f"is not an Inspect log as expected ({message}); pass the log as Inspect wrote it"
-    expected, got, path = found.groups()
-    kinds = [k for k in expected.split(" | ") if k != "null"]
-    wanted = " or ".join(_WORDS.get(k, k) for k in kinds) or "valid"
-    field = (path or "").lstrip(".").replace("[...]", "[]") or "the log"
-    return (
-        f'"{field}" must be {wanted}, got {_WORDS.get(got, got)}; pass the log as Inspect wrote it'
+    return explain_expected(
+        message, what="an Inspect log", mend="pass the log as Inspect wrote it", whole="the log"
     )

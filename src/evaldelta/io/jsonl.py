@@ -18,50 +18,56 @@ One JSON object per line, one line per attempt. Fields read (first one present w
 A record with an error and no score scores 0 (and is counted as an error).
 
 The file is read in pieces of whole lines. A piece in the common agentv shape takes the
-plain path (:class:`_PlainDecoder`: typed decoding that checks the shape as it goes, and
-columns built with little Python per record); any other piece takes the general path,
+plain path (:mod:`evaldelta.io._jsonl_fast`: typed decoding that checks the shape as it
+goes, and columns built with little Python per record); any other piece takes the general path,
 which reads every spelling above and names the line of anything wrong. Both give the
 same columns for the same records (``tests/io/test_jsonl.py`` holds them to it).
 """
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from evaldelta.errors import ParseError
+from evaldelta.io._agentv import (
+    ERROR_STATUSES,
+    INFRA_STATUSES,
+    INTERRUPTED_STATUSES,
+    attempt_column,
+    fill,
+    one_object_per_line,
+    passed_column,
+    scorer_columns,
+)
+from evaldelta.io._errors import explain_line, explain_line_decode
+from evaldelta.io._jsonl_fast import PlainDecoder as _PlainDecoder
+from evaldelta.io._reader import NO_RECORDS, decode_by_line, error_text, fill_scores
 from evaldelta.io._source import LineChunk, iter_line_chunks, paused_gc
-from evaldelta.model import Factorized, Factorizer, Run, float_column
+from evaldelta.model import NUMBER_FIELDS, Factorized, Factorizer, Run, float_column
 
 if TYPE_CHECKING:
-    from evaldelta.model import IntArray
+    pass
 
 NAME = "jsonl"
 
-#: ``execution_status`` values that mean the attempt did not run.
-ERROR_STATUSES = frozenset(
-    {
-        "execution_error",
-        "error",
-        "errored",
-        "timeout",
-        "timed_out",
-        "crashed",
-        "infra_error",
-        "rate_limited",
-        "provider_error",
-    }
-)
-#: Of those, the ones that blame the infrastructure, not the agent: left out of scores.
-INFRA_STATUSES = frozenset(
-    {"timeout", "timed_out", "infra_error", "rate_limited", "provider_error"}
-)
+__all__ = [
+    "ERROR_STATUSES",
+    "INFRA_STATUSES",
+    "INTERRUPTED_STATUSES",
+    "NAME",
+    "from_records",
+    "read",
+    "sniff",
+]
+
+#: Pieces in a row the plain path may fail to read before it leaves the file to the
+#: general path (a file of another shape should not be decoded three times over).
+_MAX_PLAIN_MISSES = 3
 
 
 class _TokenUsage(msgspec.Struct, gc=False):
@@ -142,9 +148,6 @@ _DECODERS: dict[bool, msgspec.json.Decoder[Any]] = {
     True: msgspec.json.Decoder(_RecordWithText),
 }
 
-#: ``run_status`` values by which a record says its run did not finish.
-INTERRUPTED_STATUSES = frozenset({"interrupted", "incomplete", "cancelled", "canceled", "error"})
-
 
 def _decoder(keep_text: bool, extra_fields: tuple[str, ...]) -> msgspec.json.Decoder[Any]:
     """The decoder for records, with any extra top-level fields the caller asked for."""
@@ -158,348 +161,11 @@ def _decoder(keep_text: bool, extra_fields: tuple[str, ...]) -> msgspec.json.Dec
     return msgspec.json.Decoder(struct)
 
 
-#: Fields the plain path takes only when absent or null: any other value sends the piece
-#: to the general path, which knows what each means.
-_GENERAL_ONLY = (
-    "eval_id",
-    "testId",
-    "duration_ms",
-    "wait_ms",
-    "token_usage",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "trace",
-    "error",
-    "error_kind",
-    "safety_failure",
-    "tags",
-    "start_time",
-    "run_status",
-    "config",
-)
-#: Optional fields the plain path reads, with their type.
-_PLAIN_OPTIONAL: dict[str, Any] = {
-    "attempt": int,
-    "passed": bool,
-    "latency_ms": float,
-    "category": str,
-    "timestamp": str,
-}
-#: Most distinct targets (or statuses) the plain path spells out in its types.
-_MAX_SPELLED = 64
-#: Pieces in a row the plain path may fail to read before it leaves the file to the
-#: general path (a file of another shape should not be decoded three times over).
-_MAX_PLAIN_MISSES = 3
-#: The fingerprint of ``"input": null``, as the general path computes it from the raw JSON.
-_NULL_INPUT = zlib.crc32(b"null")
-
-
-class _Shape(NamedTuple):
-    """What the plain path's record type spells out; ``None`` leaves a part of it open.
-
-    ``targets``: the targets accepted (open: any string). ``scorers``: the names
-    ``scores`` may hold, as a struct that forbids others (open: a mapping of any names;
-    empty: no ``scores``). ``statuses``: the ``execution_status`` values accepted, none
-    of which means an error (open: any string). ``present``: the optional fields that
-    may have a value (open: all; the others must be absent or null).
-    """
-
-    targets: tuple[str, ...] | None = None
-    scorers: tuple[str, ...] | None = None
-    statuses: tuple[str, ...] | None = None
-    present: frozenset[str] | None = None
-
-    def absent(self, name: str) -> bool:
-        return self.present is not None and name not in self.present
-
-
-def _plain_record_type(shape: _Shape, keep_text: bool = False) -> Any:
-    """The record type of the plain path, spelled out as ``shape`` says; with the text
-    fields when ``keep_text`` (read as the general path reads them)."""
-    from typing import Literal
-
-    def spelled(values: tuple[str, ...] | None) -> Any:
-        if values is None:
-            return str | None
-        return Literal[values] | None if values else None
-
-    scores_type: Any
-    if shape.scorers is None:
-        scores_type = dict[str, float | None] | None
-    elif not shape.scorers:
-        scores_type = None
-    else:
-        names = {f"scorer_{i}": name for i, name in enumerate(shape.scorers)}
-        scores_type = (
-            msgspec.defstruct(
-                "_PlainScores",
-                [(field, float | None, None) for field in names],
-                rename=names,
-                forbid_unknown_fields=True,
-                gc=False,
-            )
-            | None
-        )
-
-    def optional(name: str) -> tuple[str, Any, None]:
-        return (name, None if shape.absent(name) else _PLAIN_OPTIONAL[name] | None, None)
-
-    # In the order agentv writes its fields (and bench/generate.py): msgspec looks each
-    # key up from where the last one was found.
-    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = [
-        optional("timestamp"),
-        ("test_id", str),
-        ("target", spelled(shape.targets), None),
-        optional("attempt"),
-        ("score", float),
-        ("scores", scores_type, None),
-        optional("latency_ms"),
-        ("input", str | list | dict | None | msgspec.UnsetType, msgspec.UNSET),
-        ("execution_status", spelled(shape.statuses), None),
-        optional("passed"),
-        optional("category"),
-        *((name, None, None) for name in _GENERAL_ONLY),
-    ]
-    if keep_text:
-        fields += [
-            ("output", Any, None),
-            ("answer", Any, None),
-            ("expected", Any, None),
-            ("expected_output", Any, None),
-            ("metadata", dict[str, Any] | None, None),
-        ]
-    return msgspec.defstruct("_PlainRecord", fields, kw_only=True, gc=False)
-
-
-class _PlainDecoder:
-    """The plain path: pieces of the common agentv shape, with little Python per record.
-
-    The shape: a string ``test_id`` and a numeric ``score`` on every record; any of
-    ``target``, ``execution_status``, ``scores`` (a mapping), ``input`` (a string, a list
-    or an object) and the fields of :data:`_PLAIN_OPTIONAL`; every field of
-    :data:`_GENERAL_ONLY` absent or null; all other fields (the answer, ...) skipped
-    unread. msgspec checks the shape as it decodes: a piece that breaks it fails to
-    decode, and the general path reads it instead (naming the bad line, if there is
-    one), giving the same columns.
-
-    What the pieces read so far held is then spelled out in the types (see
-    :class:`_Shape`): targets decode to the same few string objects (quick to number),
-    scores to a struct instead of a dict per record, and fields never seen, or statuses
-    that mean no error, need no Python at all. A piece that holds something new fails
-    with those types and is decoded again with open ones, which learn it.
-    """
-
-    def __init__(self, keep_text: bool) -> None:
-        self.keep_text = keep_text
-        self.open = msgspec.json.Decoder(_plain_record_type(_Shape(), keep_text))
-        self.spelled: tuple[_Shape, msgspec.json.Decoder[Any]] | None = None
-        self.scorers: dict[str, None] = {}
-        self.statuses: dict[str, None] = {}
-        self.present: set[str] = set()
-        self.misses = 0  # pieces in a row the plain path could not read
-
-    def columns(
-        self, chunk: LineChunk, factorizers: dict[str, Factorizer]
-    ) -> dict[str, Any] | None:
-        """The columns of one piece, or ``None`` when the general path must read it."""
-        if self.misses >= _MAX_PLAIN_MISSES:
-            return None
-        part = self._read(chunk, factorizers)
-        self.misses = 0 if part is not None else self.misses + 1
-        return part
-
-    def _read(self, chunk: LineChunk, factorizers: dict[str, Factorizer]) -> dict[str, Any] | None:
-        recs: list[Any] | None = None
-        shape = _Shape()
-        if self.spelled is not None:
-            try:
-                recs = self.spelled[1].decode_lines(chunk.data)
-                shape = self.spelled[0]
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                pass
-        if recs is None:
-            try:
-                recs = self.open.decode_lines(chunk.data)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                return None
-        n = len(recs)
-        if not n or not _one_object_per_line(chunk, n):
-            return None
-        part = self._columns(chunk.first_line, recs, shape, factorizers)
-        if part is not None and shape.present is None:
-            self._learn(factorizers["target"])
-        return part
-
-    def _learn(self, targets: Factorizer) -> None:
-        """Spell out in the types what the pieces read so far held."""
-        names = tuple(t for t in targets.index if t is not None)
-        statuses = tuple(self.statuses)
-        failed = any(s.lower() in ERROR_STATUSES for s in statuses)
-        shape = _Shape(
-            targets=names if len(names) <= _MAX_SPELLED else None,
-            scorers=tuple(self.scorers),
-            statuses=None if failed or len(statuses) > _MAX_SPELLED else statuses,
-            present=frozenset(self.present),
-        )
-        if self.spelled is None or self.spelled[0] != shape:
-            self.spelled = (
-                shape,
-                msgspec.json.Decoder(_plain_record_type(shape, self.keep_text)),
-            )
-
-    def _values(self, recs: list[Any], name: str, shape: _Shape) -> list[Any] | None:
-        """The values of an optional field, ``None`` when the types say it is absent;
-        with open types, note whether any record had one."""
-        if shape.absent(name):
-            return None
-        values = list(map(attrgetter(name), recs))
-        if shape.present is None and values.count(None) != len(values):
-            self.present.add(name)
-        return values
-
-    def _columns(
-        self,
-        first_line: int,
-        recs: list[Any],
-        shape: _Shape,
-        factorizers: dict[str, Factorizer],
-    ) -> dict[str, Any] | None:
-        """The columns of the records of a piece, decoded with the types of ``shape``;
-        ``None`` when something in them is for the general path to report."""
-        import numpy as np
-
-        n = len(recs)
-        test_ids = [r.test_id for r in recs]
-        targets = [r.target for r in recs] if shape.targets != () else None
-        if "" in test_ids or (shape.targets is None and targets is not None and "" in targets):
-            return None  # errors: the general path names the line
-
-        errors: dict[int, str] = {}
-        error_kinds: dict[int, str] = {}
-        if shape.statuses is None:
-            statuses = [r.execution_status for r in recs]
-            if statuses.count(None) != n:
-                distinct = set(statuses)
-                distinct.discard(None)
-                self.statuses.update(dict.fromkeys(sorted(distinct)))
-                failed = {s for s in distinct if s.lower() in ERROR_STATUSES}
-                if failed:
-                    for i, status in enumerate(statuses):
-                        if status in failed:
-                            errors[i] = f"execution_status: {status}"
-                            if status.lower() in INFRA_STATUSES:
-                                error_kinds[i] = "infra"
-
-        scorer_cols: dict[str, list[float | None]] = {}
-        if shape.scorers is None:
-            scorer_cols = _scorer_columns(recs)
-            self.scorers.update(dict.fromkeys(scorer_cols))
-        elif shape.scorers:
-            scores = [r.scores for r in recs]
-            kind = next((type(s) for s in scores if s is not None), None)
-            if kind is not None:
-                for field, name in zip(
-                    kind.__struct_fields__, kind.__struct_encode_fields__, strict=True
-                ):
-                    get = attrgetter(field)
-                    try:
-                        scorer_cols[name] = list(map(get, scores))
-                    except AttributeError:  # records without scores
-                        scorer_cols[name] = [None if s is None else get(s) for s in scores]
-
-        stamps = self._values(recs, "timestamp", shape)
-        found = [t for t in stamps if t] if stamps is not None else []
-        passed = self._values(recs, "passed", shape)
-        attempts = self._values(recs, "attempt", shape)
-        latency = self._values(recs, "latency_ms", shape)
-        categories = self._values(recs, "category", shape)
-        inputs = [r.input for r in recs]
-        nan = np.full(n, np.nan)
-        return {
-            "n": n,
-            "lines": np.arange(first_line, first_line + n, dtype=np.int64),
-            "status": "complete",
-            "config": {},
-            "started_at": min(found) if found else None,
-            "finished_at": max(found) if found else None,
-            "input_hash": _plain_input_hashes(inputs),
-            "extra": {},
-            "test_id": factorizers["test_id"].codes(test_ids),
-            "score": np.asarray([r.score for r in recs], dtype=np.float64),
-            "target": _codes(factorizers["target"], targets, n),
-            "passed": (
-                _passed_column(passed) if passed is not None else np.full(n, -1, dtype=np.int64)
-            ),
-            "attempt": (
-                _attempt_column(attempts) if attempts is not None else np.zeros(n, dtype=np.int64)
-            ),
-            "latency_ms": float_column(latency, n),
-            "wait_ms": nan,
-            "input_tokens": nan,
-            "output_tokens": nan,
-            "cost_usd": nan,
-            "errors": errors,
-            "error_kinds": error_kinds,
-            "safety_failure": np.zeros(n, dtype=np.bool_),
-            "category": _codes(factorizers["category"], categories, n),
-            "tags": {},
-            "scorer_scores": {k: float_column(v, n) for k, v in scorer_cols.items()},
-            "texts": _plain_texts(recs, inputs) if self.keep_text else None,
-        }
-
-
-def _plain_texts(recs: list[Any], inputs: list[Any]) -> dict[str, list[Any]]:
-    """The text columns of records the plain path decoded, as :func:`_chunk_columns`
-    makes them: ``output`` else ``answer``, ``expected`` else ``expected_output``."""
-    unset = msgspec.UNSET
-    return {
-        "input": [None if v is unset else v for v in inputs],
-        "output": _fill([r.output for r in recs], lambda: [r.answer for r in recs]),
-        "expected": _fill([r.expected for r in recs], lambda: [r.expected_output for r in recs]),
-        "metadata": [r.metadata for r in recs],
-    }
-
-
-def _codes(factorizer: Factorizer, values: list[Any] | None, n: int) -> IntArray:
-    """Codes of a column, ``None`` standing for ``n`` records without a value."""
-    import numpy as np
-
-    if values is not None:
-        return factorizer.codes(values)
-    index = factorizer.index
-    return np.full(n, index.setdefault(None, len(index)), dtype=np.int64)
-
-
-def _plain_input_hashes(inputs: list[Any]) -> IntArray:
-    """:func:`_input_hashes` of inputs the plain path decoded: the same fingerprints."""
-    import numpy as np
-
-    def fingerprint(value: Any) -> int:
-        if isinstance(value, str):
-            return zlib.crc32(value.encode("utf-8", "surrogatepass")) or 1
-        if value is msgspec.UNSET:
-            return 0
-        if value is None:
-            return _NULL_INPUT
-        return zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1
-
-    try:
-        distinct = dict.fromkeys(inputs)
-    except TypeError:  # structured inputs: lists and mappings are not hashable
-        return np.asarray([fingerprint(v) for v in inputs], dtype=np.int64)
-    table = {v: fingerprint(v) for v in distinct}
-    return np.asarray(list(map(table.__getitem__, inputs)), dtype=np.int64)
-
-
-_EXPECTED_WORDS = {
-    "float": "a number",
-    "int": "an integer",
-    "str": "a string",
-    "bool": "true or false",
-    "object": "a JSON object",
-    "array": "a list",
-}
+def _explain(err: ValueError, line: bytes) -> str:
+    """What is wrong with a line that does not decode."""
+    if isinstance(err, msgspec.ValidationError):
+        return explain_line(str(err), line)
+    return explain_line_decode(str(err), line)
 
 
 def _first(*values: float | None) -> float | None:
@@ -527,7 +193,8 @@ def read(
     """Read a JSONL results file into a :class:`Run`.
 
     ``extra_fields``: further top-level fields to keep (e.g. a document id to cluster by).
-    ``mapping`` (``--map``) is handled by the mapped reader, not here.
+    ``mapping`` (``--map``): read by :mod:`evaldelta.io.mapped` instead, as
+    :func:`evaldelta.io.load` routes it (kept here for callers of this function).
     ``fast``: read pieces of the common agentv shape by the plain path (see
     :class:`_PlainDecoder`); ``False`` reads every piece by the general path. Both give
     the same run, and a test holds them to it.
@@ -539,7 +206,7 @@ def read(
     src = str(path)
     extra = tuple(dict.fromkeys(extra_fields))
     decoder = _decoder(keep_text, extra)
-    plain = _PlainDecoder(keep_text) if fast and not extra else None
+    plain = _PlainDecoder(keep_text, _MAX_PLAIN_MISSES) if fast and not extra else None
     factorizers = {"test_id": Factorizer(), "target": Factorizer(), "category": Factorizer()}
     columns = _Columns(_file_size(path), keep_text)
     with paused_gc():
@@ -550,9 +217,7 @@ def read(
             if part is not None:
                 columns.add(part, len(chunk.data))
     if not columns.size:
-        raise ParseError(
-            src, None, "is empty: no records to compare; check the eval wrote its results"
-        )
+        raise ParseError(src, None, f"is empty: {NO_RECORDS}")
     return columns.run(src, factorizers)
 
 
@@ -618,176 +283,15 @@ def _general_columns(
     except (msgspec.DecodeError, msgspec.ValidationError):
         recs = []  # the line-by-line reading below names the bad line
     lines: Sequence[int]
-    if recs and _one_object_per_line(chunk, len(recs)):
+    if recs and one_object_per_line(chunk, len(recs)):
         lines = range(chunk.first_line, chunk.first_line + len(recs))
     elif not recs and bytes(data).isspace():
         return None
     else:
-        recs, lines = _decode_by_line(src, data, decoder, chunk.first_line)
+        recs, lines = decode_by_line(
+            src, bytes(data), decoder.decode, _explain, first_line=chunk.first_line
+        )
     return _chunk_columns(src, lines, recs, keep_text, extra, factorizers)
-
-
-def _one_object_per_line(chunk: LineChunk, n: int) -> bool:
-    """True when record ``i`` is certainly on line ``i + 1``: ``n`` lines, each
-    starting with ``{``, none blank. (Anything else takes the careful path.)"""
-    import numpy as np
-
-    data, breaks = chunk.data, chunk.breaks
-    size = len(data)
-    ends_with_break = size > 0 and data[size - 1] == 10
-    lines = int(breaks.shape[0]) + (0 if ends_with_break else 1)
-    if lines != n:
-        return False
-    opening = int(size > 0 and data[0] == 123)  # "{"
-    after = breaks[:-1] + 1 if ends_with_break else breaks + 1
-    opening += int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8)[after] == 123))
-    return opening == n
-
-
-def _decode_by_line(
-    src: str, data: memoryview, decoder: msgspec.json.Decoder[Any], first_line: int = 1
-) -> tuple[list[Any], list[int]]:
-    """Decode line by line, so that every record knows its line and a line that is not
-    exactly one JSON object is named."""
-    recs: list[Any] = []
-    lines: list[int] = []
-    for lineno, line in enumerate(bytes(data).split(b"\n"), start=first_line):
-        if not line.strip():
-            continue
-        try:
-            recs.append(decoder.decode(line))
-        except msgspec.ValidationError as err:
-            raise ParseError(src, lineno, _explain(str(err), line)) from None
-        except msgspec.DecodeError as err:
-            raise ParseError(src, lineno, _explain_decode(str(err), line)) from None
-        lines.append(lineno)
-    return recs, lines
-
-
-def _explain_decode(message: str, line: bytes) -> str:
-    """Say why a line is not JSON, naming NaN and Infinity, which JSON has no room for."""
-    detail = message.replace("JSON is malformed: ", "")
-    if detail == "Input data was truncated":
-        return (
-            "not valid JSON (the line ends before the JSON object does); "
-            "each line must be one JSON object"
-        )
-    at = re.search(r" \(byte (\d+)\)$", detail)
-    if at:
-        byte = int(at.group(1))
-        if byte > 0 and line[byte - 1 : byte] == b"-":
-            byte -= 1  # the sign belongs to the token
-        token = re.match(rb"-?(NaN|Infinity|inf|nan)", line[byte:])
-        if token:
-            key = re.search(rb'"([^"]*)"\s*:\s*$', line[:byte])
-            field = f'"{key.group(1).decode(errors="replace")}" ' if key else "a number "
-            return (
-                f"{field}must be a finite number, got {token.group(0).decode()} "
-                '(not valid JSON; write a number, or null with an "error")'
-            )
-        if detail.startswith("trailing characters"):
-            return "more than one JSON value on the line; each line must be one JSON object"
-        detail = f"{detail[: at.start()]} at column {byte + 1}"
-    return f"not valid JSON ({detail}); each line must be one JSON object"
-
-
-def _explain(message: str, line: bytes) -> str:
-    """Turn msgspec's validation message into one a user can act on."""
-    where = re.search(r" - at `\$(.*)`$", message)
-    path = where.group(1) if where else ""
-    reason = message[: where.start()] if where else message
-    if path == "":
-        got = re.search(r"got `(\w+)`", reason)
-        kind = got.group(1) if got else "something else"
-        return (
-            f"expected a JSON object, got {_EXPECTED_WORDS.get(kind, kind)}; "
-            "each line must be one JSON object"
-        )
-    # "[...]" stands for a key of a mapping: name the mapping instead.
-    inside_mapping = path.endswith("[...]")
-    base = path.removesuffix("[...]")
-    field = base.lstrip(".").replace("[...]", "[]")
-    subject = f'values in "{field}"' if inside_mapping else f'"{field}"'
-    verb = "must be" if not inside_mapping else "must each be"
-    if reason.startswith("Number out of range"):
-        return f"{subject} {verb} a finite number, got a number out of range"
-    expected = re.search(r"Expected `([^`]*)`", reason)
-    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
-    # Name the most useful type first: a string before an integer for ids.
-    kinds.sort(
-        key=lambda k: (
-            ("str", "float", "int", "bool", "object", "array").index(k)
-            if k in ("str", "float", "int", "bool", "object", "array")
-            else 9
-        )
-    )
-    wanted = " or ".join(_EXPECTED_WORDS.get(k, k) for k in kinds) or "valid"
-    return f"{subject} {verb} {wanted}, got {_raw_value(line, base)}"
-
-
-def _raw_value(line: bytes, path: str) -> str:
-    """The offending value as JSON text, for the error message."""
-    try:
-        value: Any = msgspec.json.decode(line)
-        for part in re.findall(r"\.(\w+)|\[(\d+)\]", path):
-            value = value[part[0]] if part[0] else value[int(part[1])]
-    except Exception:  # the message is still right without the value
-        return "a value of the wrong type"
-    text = msgspec.json.encode(value).decode()
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _error_text(value: Any) -> str | None:
-    if value is None or value is False or value == "" or value == {} or value == []:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("message"), str):
-        return str(value["message"])
-    return msgspec.json.encode(value).decode()
-
-
-def _fill(primary: list[Any], *fallbacks: Callable[[], list[Any]]) -> list[Any]:
-    """``primary``, with its ``None`` entries taken from the first fallback column
-    that has a value there (fallback columns are built only when needed)."""
-    if primary.count(None) == 0:
-        return primary
-    out = list(primary)
-    for make in fallbacks:
-        missing = [i for i, v in enumerate(out) if v is None]
-        if not missing:
-            break
-        column = make()
-        for i in missing:
-            out[i] = column[i]
-    return out
-
-
-def _scorer_columns(recs: list[Any]) -> dict[str, list[float | None]]:
-    """Scorer name -> score per record (``None`` where a record lacks it)."""
-    raw = [r.scores for r in recs]
-    if raw.count(None) == len(raw):
-        return {}
-    if all(type(x) is dict for x in raw if x is not None):
-        # The common mapping form: no per-record conversion needed.
-        mappings: list[Any] = raw
-        names = dict.fromkeys(k for d in mappings if d for k in d)
-        return {name: [d.get(name) if d is not None else None for d in mappings] for name in names}
-    per_record: list[dict[str, float | None] | None] = []
-    for scores in raw:
-        if not scores:
-            per_record.append(None)
-        elif isinstance(scores, dict):
-            per_record.append(scores)
-        else:
-            # agentv's list form; a scorer named twice in one record counts once, averaged.
-            seen: dict[str, list[float]] = {}
-            for s in scores:
-                if s.name is not None and s.score is not None:
-                    seen.setdefault(s.name, []).append(s.score)
-            per_record.append({k: sum(v) / len(v) for k, v in seen.items()})
-    names = dict.fromkeys(k for d in per_record if d for k in d)
-    return {name: [d.get(name) if d is not None else None for d in per_record] for name in names}
 
 
 def _input_hashes(recs: list[Any]) -> list[int]:
@@ -864,7 +368,7 @@ def _chunk_columns(
     import numpy as np
 
     n = len(recs)
-    test_ids: list[Any] = _fill(
+    test_ids: list[Any] = fill(
         [r.test_id for r in recs],
         lambda: [r.eval_id for r in recs],
         lambda: [r.testId for r in recs],
@@ -893,30 +397,24 @@ def _chunk_columns(
     statuses = [r.execution_status for r in recs]
     if raw_errors.count(None) != n or statuses.count(None) != n:
         for i, (err, status) in enumerate(zip(raw_errors, statuses, strict=True)):
-            text = _error_text(err)
+            text = error_text(err)
             if text is None and status is not None and status.lower() in ERROR_STATUSES:
                 text = f"execution_status: {status}"
             if text is not None:
                 errors[i] = text
 
-    scorer_cols = _scorer_columns(recs)
-    scores: list[Any] = [r.score for r in recs]
-    if None in scores:
-        for i, s in enumerate(scores):
-            if s is not None:
-                continue
-            parts = [v for col in scorer_cols.values() if (v := col[i]) is not None]
-            if parts:
-                scores[i] = sum(parts) / len(parts)
-            elif i in errors:
-                scores[i] = 0.0
-            else:
-                raise ParseError(
-                    src,
-                    lines[i],
-                    f'record {test_ids[i]!r} has no "score"; every record needs a number '
-                    '(or an "error" for an attempt that did not run)',
-                )
+    scorer_cols = scorer_columns(recs)
+    scores = fill_scores(
+        [r.score for r in recs],
+        scorer_cols,
+        errors,
+        lambda i: ParseError(
+            src,
+            lines[i],
+            f'record {test_ids[i]!r} has no "score"; every record needs a number '
+            '(or an "error" for an attempt that did not run)',
+        ),
+    )
 
     traces = [r.trace for r in recs]
     has_trace = traces.count(None) != n
@@ -924,17 +422,17 @@ def _chunk_columns(
     def from_trace(attr: str) -> Callable[[], list[Any]]:
         return lambda: [getattr(t, attr) if t is not None else None for t in traces]
 
-    latency = _fill(
+    latency = fill(
         [r.latency_ms for r in recs],
         lambda: [r.duration_ms for r in recs],
         *((from_trace("duration_ms"), from_trace("latency_ms")) if has_trace else ()),
     )
-    usage = _fill(
+    usage = fill(
         [r.token_usage for r in recs], *((from_trace("token_usage"),) if has_trace else ())
     )
     no_usage = usage.count(None) == n
     input_tokens = (
-        _fill(
+        fill(
             [r.input_tokens for r in recs],
             lambda: [u.tokens_in() if u is not None else None for u in usage],
         )
@@ -942,14 +440,14 @@ def _chunk_columns(
         else [r.input_tokens for r in recs]
     )
     output_tokens = (
-        _fill(
+        fill(
             [r.output_tokens for r in recs],
             lambda: [u.tokens_out() if u is not None else None for u in usage],
         )
         if not no_usage
         else [r.output_tokens for r in recs]
     )
-    cost = _fill([r.cost_usd for r in recs], *((from_trace("cost_usd"),) if has_trace else ()))
+    cost = fill([r.cost_usd for r in recs], *((from_trace("cost_usd"),) if has_trace else ()))
 
     tags: dict[int, tuple[str, ...]] = {}
     raw_tags = [r.tags for r in recs]
@@ -972,10 +470,8 @@ def _chunk_columns(
     if keep_text:
         texts = {
             "input": [msgspec.json.decode(r.input) if len(r.input) else None for r in recs],
-            "output": _fill([r.output for r in recs], lambda: [r.answer for r in recs]),
-            "expected": _fill(
-                [r.expected for r in recs], lambda: [r.expected_output for r in recs]
-            ),
+            "output": fill([r.output for r in recs], lambda: [r.answer for r in recs]),
+            "expected": fill([r.expected for r in recs], lambda: [r.expected_output for r in recs]),
             "metadata": [r.metadata for r in recs],
         }
     status, config, started_at, finished_at = _run_facts(recs)
@@ -1003,8 +499,8 @@ def _chunk_columns(
         "test_id": factorizers["test_id"].codes(test_ids),
         "score": float_column(scores, n),
         "target": factorizers["target"].codes(targets),
-        "passed": _passed_column([r.passed for r in recs]),
-        "attempt": _attempt_column([r.attempt for r in recs]),
+        "passed": passed_column([r.passed for r in recs]),
+        "attempt": attempt_column([r.attempt for r in recs]),
         "latency_ms": float_column(latency, n),
         "wait_ms": float_column([r.wait_ms for r in recs], n),
         "input_tokens": float_column(input_tokens, n),
@@ -1020,25 +516,6 @@ def _chunk_columns(
     }
 
 
-def _passed_column(passed: list[bool | None]) -> IntArray:
-    """``passed`` as :attr:`Run.passed` holds it: 1 / 0, or -1 where a record does not say."""
-    import numpy as np
-
-    if passed.count(None) == len(passed):
-        return np.full(len(passed), -1, dtype=np.int64)
-    return np.asarray([-1 if p is None else int(p) for p in passed], dtype=np.int64)
-
-
-def _attempt_column(attempts: list[int | None]) -> IntArray:
-    """Attempt numbers, 0 where a record gives none (numbered later, in order)."""
-    import numpy as np
-
-    try:
-        return np.asarray(attempts, dtype=np.int64)
-    except TypeError:  # some record gives none
-        return np.asarray([0 if a is None else a for a in attempts], dtype=np.int64)
-
-
 #: The columns every piece gives as an array of one entry per record, and their types.
 _ARRAY_COLUMNS = {
     "lines": "int64",
@@ -1049,11 +526,7 @@ _ARRAY_COLUMNS = {
     "score": "float64",
     "passed": "int64",
     "attempt": "int64",
-    "latency_ms": "float64",
-    "wait_ms": "float64",
-    "input_tokens": "float64",
-    "output_tokens": "float64",
-    "cost_usd": "float64",
+    **dict.fromkeys(NUMBER_FIELDS, "float64"),
     "safety_failure": "bool",
 }
 

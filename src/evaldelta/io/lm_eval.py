@@ -36,14 +36,24 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
 from evaldelta.errors import InputError, ParseError
+from evaldelta.io._errors import explain_expected, shown
+from evaldelta.io._reader import (
+    ReadOptions,
+    decode_lines,
+    decoded,
+    read_content,
+    reader,
+    struct_extra_columns,
+    with_extra_fields,
+)
 from evaldelta.io._source import paused_gc, read_bytes
 from evaldelta.model import Run
 
@@ -118,13 +128,8 @@ def sniff(path: Path, head: bytes) -> bool:
     return bool(_RESULTS_START.match(head)) and b'"alias"' in head
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read lm-eval samples (a file, a run's folder, or its results file) into a :class:`Run`.
 
     ``extra_fields``: further fields of each line to keep, looked up at the top of the
@@ -132,7 +137,7 @@ def read(
     """
     files, results_file = _run_files(path)
     results = _read_results(results_file) if results_file is not None else _Results()
-    extra = tuple(dict.fromkeys(extra_fields))
+    keep_text, extra, _ = options
     sample_type = _sample_type(keep_text, extra)
     columns = _Columns()
     with paused_gc():
@@ -265,13 +270,7 @@ class _Columns:
 def _sample_type(keep_text: bool, extra: tuple[str, ...]) -> type[_Sample]:
     """The struct of a line, with any extra fields the caller asked for."""
     base: type[_Sample] = _SampleWithText if keep_text else _Sample
-    wanted = [f for f in extra if f not in base.__struct_fields__]
-    if not wanted:
-        return base
-    fields = [(f"extra_{i}", Any, None) for i in range(len(wanted))]
-    rename = {f"extra_{i}": name for i, name in enumerate(wanted)}
-    struct = msgspec.defstruct("_SampleExtra", fields, bases=(base,), rename=rename, gc=False)
-    return cast("type[_Sample]", struct)
+    return with_extra_fields(base, extra, "_SampleExtra")
 
 
 def _task(file: Path) -> str:
@@ -288,12 +287,7 @@ def _read_samples(
     extra: tuple[str, ...],
     out: _Columns,
 ) -> None:
-    src = str(file)
-    data = read_bytes(file)
-    if not data or data.isspace():
-        raise ParseError(
-            src, None, "is empty: no samples to compare; check lm-eval ran with --log_samples"
-        )
+    src, data = read_content(file, "no samples to compare; check lm-eval ran with --log_samples")
     samples, lines = _decode(src, data, sample_type)
     names = _metric_names(src, data, samples, lines)
     metric_type = msgspec.defstruct(
@@ -331,7 +325,7 @@ def _read_samples(
                 # NaN (written by Python's json) or null: the metric failed on this document.
                 missing.append(metric)
             else:
-                corpus.append(f"{metric} = {_shown(value)}")
+                corpus.append(f"{metric} = {shown(value, 40)}")
         if not values:
             raise ParseError(src, line, _no_score(s.doc_id, corpus, missing))
         test_id = f"{task}/{s.doc_id}"
@@ -345,63 +339,36 @@ def _read_samples(
         out.input_hash.append(_input_hash(s))
     if keep_text:
         with_text: list[Any] = samples
-        out.texts["input"].extend(_decode_raw(s.doc) for s in with_text)
+        out.texts["input"].extend(decoded(s.doc) for s in with_text)
         out.texts["output"].extend(_unwrap(s.filtered_resps) for s in with_text)
         out.texts["expected"].extend(s.target for s in with_text)
         out.texts["metadata"].extend(_metadata(s) for s in with_text)
-    _extend_extra(out.extra, samples, sample_type, extra)
+    _extend_extra(out.extra, samples, extra)
 
 
-def _decode(src: str, data: bytes, struct: type[Any]) -> tuple[list[Any], list[int]]:
-    """Decode every line, fast when each line is one object, else line by line."""
+def _decode(src: str, data: bytes, struct: type[Any]) -> tuple[list[Any], Sequence[int]]:
+    """Every line, decoded, with its line number; a line as Python's ``json.dumps``
+    writes it (lm-eval's NaN and Infinity included) is read too: they become null, so
+    such a metric is absent."""
     decoder = msgspec.json.Decoder(struct)
-    try:
-        recs: list[Any] = decoder.decode_lines(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        recs = []  # the line-by-line reading below names the bad line
-    if recs and _one_object_per_line(data, len(recs)):
-        return recs, list(range(1, len(recs) + 1))
-    recs, lines = [], []
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
+
+    def decode(line: bytes) -> Any:
         try:
-            recs.append(decoder.decode(line))
-        except msgspec.ValidationError as err:
-            raise ParseError(src, lineno, _explain(str(err), "samples file")) from None
+            return decoder.decode(line)
+        except msgspec.ValidationError:
+            raise
         except msgspec.DecodeError:
-            recs.append(_decode_python_json(src, lineno, line, decoder))
-        lines.append(lineno)
-    return recs, lines
+            return decoder.decode(msgspec.json.encode(json.loads(line)))
+
+    def explain(err: ValueError, line: bytes) -> str:
+        if isinstance(err, msgspec.ValidationError):
+            return _explain(str(err), "samples file")
+        return f"not valid JSON ({err}); each line must be one JSON object, as lm-eval writes it"
+
+    return decode_lines(src, data, decoder, explain, decode)
 
 
-def _decode_python_json(
-    src: str, lineno: int, line: bytes, decoder: msgspec.json.Decoder[Any]
-) -> Any:
-    """A line as Python's ``json.dumps`` may write it: lm-eval's NaN and Infinity included
-    (they become null, so such a metric is absent)."""
-    try:
-        value = json.loads(line)
-    except ValueError as err:
-        raise ParseError(
-            src,
-            lineno,
-            f"not valid JSON ({err}); each line must be one JSON object, as lm-eval writes it",
-        ) from None
-    try:
-        return decoder.decode(msgspec.json.encode(value))
-    except msgspec.ValidationError as err:
-        raise ParseError(src, lineno, _explain(str(err), "samples file")) from None
-
-
-def _one_object_per_line(data: bytes, n: int) -> bool:
-    """True when record ``i`` is certainly on line ``i + 1``."""
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    opening = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
-    return lines == n and opening == n
-
-
-def _metric_names(src: str, data: bytes, samples: list[_Sample], lines: list[int]) -> list[str]:
+def _metric_names(src: str, data: bytes, samples: list[_Sample], lines: Sequence[int]) -> list[str]:
     """The metrics of a file: those its lines list, or (in files written before lm-eval
     listed them) the keys of its first line that are not lm-eval's own fields."""
     names = dict.fromkeys(m for s in samples if s.metrics for m in s.metrics)
@@ -443,11 +410,6 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
-def _shown(value: Any) -> str:
-    text = msgspec.json.encode(value).decode() if value is not msgspec.UNSET else "?"
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _no_score(doc_id: int | str, corpus: list[str], missing: list[str]) -> str:
     if missing and not corpus:
         return (
@@ -464,10 +426,6 @@ def _no_score(doc_id: int | str, corpus: list[str], missing: list[str]) -> str:
         f'doc {doc_id}: "metrics" is empty, so there is no score; pass the samples file '
         "as lm-eval wrote it"
     )
-
-
-def _decode_raw(raw: msgspec.Raw) -> Any:
-    return msgspec.json.decode(raw) if len(raw) else None
 
 
 def _input_hash(sample: _Sample) -> int:
@@ -492,32 +450,15 @@ def _metadata(sample: _SampleWithText) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def _extend_extra(
-    out: dict[str, list[Any]],
-    samples: list[Any],
-    sample_type: type[_Sample],
-    extra: tuple[str, ...],
-) -> None:
+def _extend_extra(out: dict[str, list[Any]], samples: list[Any], extra: tuple[str, ...]) -> None:
     """Each extra field from the top of the line, else from its ``doc``."""
-    if not extra:
-        return
-    renamed = {
-        name: field
-        for field, name in zip(
-            sample_type.__struct_fields__, sample_type.__struct_encode_fields__, strict=True
-        )
-    }
-    for name in extra:
-        attr = renamed.get(name, name)
-        column = out.setdefault(name, [])
-        for s in samples:
-            value = getattr(s, attr, None)
-            if isinstance(value, msgspec.Raw):
-                value = _decode_raw(value)
-            if value is None:
-                doc = _decode_raw(s.doc)
-                value = doc.get(name) if isinstance(doc, dict) else None
-            column.append(value)
+
+    def from_doc(sample: Any, name: str) -> Any:
+        doc = decoded(sample.doc)
+        return doc.get(name) if isinstance(doc, dict) else None
+
+    for name, column in struct_extra_columns(samples, extra, from_doc).items():
+        out.setdefault(name, []).extend(column)
 
 
 # -- the run's facts --------------------------------------------------------------------
@@ -585,25 +526,8 @@ def _times(results: _Results) -> tuple[str | None, str | None]:
     return start.isoformat(), end.isoformat() if end is not None else None
 
 
-_WORDS = {
-    "float": "a number",
-    "int": "an integer",
-    "str": "a string",
-    "bool": "true or false",
-    "object": "a JSON object",
-    "array": "a list",
-}
-
-
 def _explain(message: str, what: str) -> str:
     """msgspec's validation message, in the reader's words."""
-    found = re.match(r"Expected `([^`]*)`, got `([^`]*)`(?: - at `\$(.*)`)?$", message)
-    if not found:
-        return f"is not an lm-eval {what} as expected ({message}); pass it as lm-eval wrote it"
-    expected, got, path = found.groups()
-    if not path:
-        return f"expected a JSON object, got {_WORDS.get(got, got)}; pass it as lm-eval wrote it"
-    kinds = [k for k in expected.split(" | ") if k != "null"]
-    wanted = " or ".join(_WORDS.get(k, k) for k in kinds) or "valid"
-    field = path.lstrip(".").replace("[...]", "[]")
-    return f'"{field}" must be {wanted}, got {_WORDS.get(got, got)}'
+    return explain_expected(
+        message, what=f"an lm-eval {what}", mend="pass it as lm-eval wrote it", mend_fields=False
+    )

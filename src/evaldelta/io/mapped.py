@@ -27,39 +27,34 @@ from typing import Any
 import msgspec
 
 from evaldelta.errors import ParseError, UsageError
-from evaldelta.io import jsonl
-from evaldelta.io._source import paused_gc, read_bytes
-from evaldelta.model import Run
+from evaldelta.io._agentv import (
+    ERROR_STATUSES,
+    INFRA_STATUSES,
+    INTERRUPTED_STATUSES,
+)
+from evaldelta.io._errors import explain_line_decode, listed, shown
+from evaldelta.io._reader import (
+    ReadOptions,
+    decode_lines,
+    error_text,
+    fill_scores,
+    read_content,
+    reader,
+)
+from evaldelta.io._source import fingerprint, paused_gc
+from evaldelta.model import NUMBER_FIELDS, Run
 
 __all__ = [
     "DEFAULT_NAMES",
     "FIELDS",
+    "NAME",
     "SCORER_PREFIX",
     "check_mapping",
     "input_fingerprint",
     "parse_mapping",
     "read",
+    "sniff",
 ]
-
-#: Fields of the common model that ``--map`` can place (plus ``scores.NAME``).
-FIELDS: tuple[str, ...] = (
-    "test_id",
-    "target",
-    "score",
-    "passed",
-    "attempt",
-    "latency_ms",
-    "wait_ms",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "error",
-    "error_kind",
-    "category",
-    "input",
-    "output",
-    "expected",
-)
 
 #: ``--map scores.NAME=PATH`` reads the scorer NAME from PATH.
 SCORER_PREFIX = "scores."
@@ -83,6 +78,12 @@ DEFAULT_NAMES: dict[str, tuple[str, ...]] = {
     "output": ("output", "answer"),
     "expected": ("expected", "expected_output"),
 }
+
+#: Fields of the common model that ``--map`` can place (plus ``scores.NAME``).
+FIELDS: tuple[str, ...] = tuple(DEFAULT_NAMES)
+
+#: A mapped run is JSON Lines: the registry's ``jsonl`` line hands ``--map`` here.
+NAME = "jsonl"
 
 #: Fields a file may lack on every record without the mapping being wrong: a run
 #: in which nothing failed has no error anywhere.
@@ -159,6 +160,12 @@ def check_mapping(mapping: Mapping[str, str]) -> None:
 
 # -- reading ----------------------------------------------------------------------------
 
+
+def sniff(path: Path, head: bytes) -> bool:
+    """Never: a file is read this way because ``--map`` says so, not for its content."""
+    return False
+
+
 _MISSING: Any = object()
 _INDEX = re.compile(r"-?\d+")
 
@@ -191,13 +198,8 @@ def _getter(path: str) -> _Getter:
     return get
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read a JSON Lines file whose fields ``mapping`` places (see the module docstring).
 
     ``extra_fields``: further fields (or dotted paths) to keep, in ``run.extra``.
@@ -207,73 +209,39 @@ def read(
             record without a test id or score, or a mapped path found in no record.
         UsageError: a mapping with a field the common model lacks.
     """
-    fields = dict(mapping or {})
-    check_mapping(fields)
-    data = read_bytes(path)
-    src = str(path)
-    if not data or data.isspace():
-        raise ParseError(
-            src, None, "is empty: no records to compare; check the eval wrote its results"
-        )
+    check_mapping(options.mapping)
+    src, data = read_content(path)
     with paused_gc():
-        objs, lines = _decode_lines(src, data)
-        return _Builder(src, objs, lines, fields).run(keep_text, tuple(dict.fromkeys(extra_fields)))
+        objs, lines = decode_lines(src, data, _OBJECTS, _explain, _object)
+        return _Builder(src, objs, lines, options.mapping).run(options.keep_text, options.extra)
 
 
 _OBJECTS = msgspec.json.Decoder(dict[str, Any])
 
 
-def _decode_lines(src: str, data: bytes) -> tuple[list[dict[str, Any]], Sequence[int]]:
-    """Every line as a dict, and its line number."""
-    try:
-        objs: list[dict[str, Any]] = _OBJECTS.decode_lines(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        objs = []  # the line-by-line reading below names the bad line
-    if objs and _one_object_per_line(data, len(objs)):
-        return objs, range(1, len(objs) + 1)
-    return _decode_by_line(src, data)
+class _NotAnObjectError(ValueError):
+    """A line that is JSON but not an object; the message is what it is instead."""
 
 
-def _one_object_per_line(data: bytes, n: int) -> bool:
-    """True when object ``i`` is certainly on line ``i + 1``: ``n`` lines, each starting
-    with ``{``, none blank."""
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    opening = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
-    return lines == n and opening == n
+def _object(line: bytes) -> dict[str, Any]:
+    """One line, decoded (the dict type is checked after: an untyped decode is faster)."""
+    obj = msgspec.json.decode(line)
+    if type(obj) is not dict:
+        raise _NotAnObjectError(_kind(obj))
+    return obj
 
 
-def _decode_by_line(src: str, data: bytes) -> tuple[list[dict[str, Any]], list[int]]:
-    objs: list[dict[str, Any]] = []
-    lines: list[int] = []
-    decode = msgspec.json.decode
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = decode(line)
-        except msgspec.ValidationError:
-            # The only validation an untyped decode does: numbers too big for a float.
-            raise ParseError(
-                src, lineno, "a number is out of range (beyond 1.8e308); write a finite number"
-            ) from None
-        except msgspec.DecodeError as err:
-            raise ParseError(src, lineno, jsonl._explain_decode(str(err), line)) from None
-        if type(obj) is not dict:
-            raise ParseError(
-                src,
-                lineno,
-                f"expected a JSON object, got {_kind(obj)}; each line must be one JSON object",
-            )
-        objs.append(obj)
-        lines.append(lineno)
-    return objs, lines
+def _explain(err: ValueError, line: bytes) -> str:
+    if isinstance(err, _NotAnObjectError):
+        return f"expected a JSON object, got {err}; each line must be one JSON object"
+    if isinstance(err, msgspec.ValidationError):
+        # The only validation an untyped decode does: numbers too big for a float.
+        return "a number is out of range (beyond 1.8e308); write a finite number"
+    return explain_line_decode(str(err), line)
 
 
-def input_fingerprint(value: Any) -> int:
-    """CRC-32 of an input, as every reader takes it (see ``_source.fingerprint``)."""
-    from evaldelta.io._source import fingerprint
-
-    return fingerprint(value)
+#: CRC-32 of an input, as every reader takes it (see ``_source.fingerprint``).
+input_fingerprint = fingerprint
 
 
 def _kind(value: Any) -> str:
@@ -286,17 +254,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "null" if value is None else "a JSON object"
-
-
-def _shown(value: Any) -> str:
-    """A value as JSON text, cut short, for an error message."""
-    text = msgspec.json.encode(value).decode()
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _names(names: Sequence[str]) -> str:
-    quoted = [f'"{n}"' for n in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 class _Builder:
@@ -378,9 +335,7 @@ class _Builder:
     # -- converting values -----------------------------------------------------------
 
     def _bad(self, i: int, path: str, wanted: str, value: Any) -> ParseError:
-        return ParseError(
-            self.src, self.lines[i], f'"{path}" must be {wanted}, got {_shown(value)}'
-        )
+        return ParseError(self.src, self.lines[i], f'"{path}" must be {wanted}, got {shown(value)}')
 
     def labels(self, values: list[Any], path: str) -> list[Any]:
         """Strings (an integer is written as one); ``""`` is absent."""
@@ -458,13 +413,13 @@ class _Builder:
                 raise ParseError(
                     self.src,
                     None,
-                    f"no record has a test id ({_names(names)}); the records have "
+                    f"no record has a test id ({listed(names)}); the records have "
                     f"{self._keys_found()}; name it with --map test_id=PATH",
                 )
         raise ParseError(
             self.src,
             self.lines[i],
-            f"record has no test id ({_names(names)}); every record needs one",
+            f"record has no test id ({listed(names)}); every record needs one",
         )
 
     def scorers(self) -> dict[str, list[Any]]:
@@ -519,7 +474,7 @@ class _Builder:
         infra: set[int] = set()
         for path in self.paths("error"):
             for i, value in enumerate(self.raw("error", path)):
-                text = jsonl._error_text(value)
+                text = error_text(value)
                 if text is not None and i not in errors:
                     errors[i] = text
         if (
@@ -531,9 +486,9 @@ class _Builder:
                 status = obj.get("execution_status")
                 if type(status) is not str:
                     continue
-                if i not in errors and status.lower() in jsonl.ERROR_STATUSES:
+                if i not in errors and status.lower() in ERROR_STATUSES:
                     errors[i] = f"execution_status: {status}"
-                if status.lower() in jsonl.INFRA_STATUSES:
+                if status.lower() in INFRA_STATUSES:
                     infra.add(i)
         return errors, infra
 
@@ -557,28 +512,23 @@ class _Builder:
                 )
         if scorers:
             what += " (nor a scorer)"
-        for i, s in enumerate(scores):
-            if s is not None:
-                continue
-            parts = [v for col in scorers.values() if (v := col[i]) is not None]
-            if parts:
-                scores[i] = sum(parts) / len(parts)
-            elif i in errors:
-                scores[i] = 0.0
-            else:
-                raise ParseError(
-                    self.src,
-                    self.lines[i],
-                    f"record {ids[i]!r} has no {what}; every record needs a number "
-                    '(or an "error" for an attempt that did not run)',
-                )
-        return scores
+        return fill_scores(
+            scores,
+            scorers,
+            errors,
+            lambda i: ParseError(
+                self.src,
+                self.lines[i],
+                f"record {ids[i]!r} has no {what}; every record needs a number "
+                '(or an "error" for an attempt that did not run)',
+            ),
+        )
 
     def run_facts(self) -> tuple[str, dict[str, Any], str | None, str | None]:
         """Status, config and first and last timestamp, from the usual top-level keys."""
         objs = self.objs if self.keys & {"run_status", "config", "timestamp", "start_time"} else []
         statuses = {s.lower() for obj in objs if type(s := obj.get("run_status")) is str}
-        status = "interrupted" if statuses & jsonl.INTERRUPTED_STATUSES else "complete"
+        status = "interrupted" if statuses & INTERRUPTED_STATUSES else "complete"
         config = next((c for obj in objs if type(c := obj.get("config")) is dict and c), {})
         stamps = [
             t for obj in objs if type(t := obj.get("timestamp", obj.get("start_time"))) is str and t
@@ -610,9 +560,10 @@ class _Builder:
                 "metadata": metadata,
             }
         status, config, started_at, finished_at = self.run_facts()
+        measurements: dict[str, Any] = {f: self.column(f, self.numbers) for f in NUMBER_FIELDS}
         return Run.from_columns(
             source=self.src,
-            format=jsonl.NAME,
+            format=NAME,
             lines=self.lines,
             status=status,
             config=config,
@@ -625,11 +576,7 @@ class _Builder:
             target=self.column("target", self.labels),
             passed=self.column("passed", self.booleans),
             attempt=self.column("attempt", self.attempts),
-            latency_ms=self.column("latency_ms", self.numbers),
-            wait_ms=self.column("wait_ms", self.numbers),
-            input_tokens=self.column("input_tokens", self.numbers),
-            output_tokens=self.column("output_tokens", self.numbers),
-            cost_usd=self.column("cost_usd", self.numbers),
+            **measurements,
             errors=errors,
             error_kinds=error_kinds,
             category=self.column("category", self.labels),

@@ -49,7 +49,7 @@ a CRC-32 of the input's UTF-8 text when it is a string, else of its sorted-key J
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -58,14 +58,19 @@ import msgspec
 
 from evaldelta.errors import ParseError
 from evaldelta.io._errors import explain_validation
-from evaldelta.io._source import crc_of as _crc
-from evaldelta.io._source import paused_gc, read_bytes
-from evaldelta.io._source import raw_fingerprint_bytes as _canonical
+from evaldelta.io._reader import (
+    RAW_NONE,
+    ReadOptions,
+    decode_lines,
+    decoded,
+    extra_columns,
+    read_content,
+    reader,
+)
+from evaldelta.io._source import crc_of, paused_gc, raw_fingerprint_bytes
 from evaldelta.model import Run
 
 NAME = "openai-evals"
-
-_RAW_NONE = msgspec.Raw(b"")
 
 
 class _Usage(msgspec.Struct, gc=False):
@@ -107,23 +112,23 @@ class _LogLine(msgspec.Struct, gc=False):
     (only the events read here), so other events' data are skipped unparsed."""
 
     spec: _Spec | None = None
-    final_report: msgspec.Raw = _RAW_NONE
+    final_report: msgspec.Raw = RAW_NONE
     run_id: str | None = None
     sample_id: str | None = None
     type: str | None = None
-    data: msgspec.Raw = _RAW_NONE
+    data: msgspec.Raw = RAW_NONE
     created_at: str | None = None
 
 
 class _Match(msgspec.Struct, gc=False):
     correct: bool | None = None
-    expected: msgspec.Raw = _RAW_NONE
-    sampled: msgspec.Raw = _RAW_NONE
+    expected: msgspec.Raw = RAW_NONE
+    sampled: msgspec.Raw = RAW_NONE
 
 
 class _Sampling(msgspec.Struct, gc=False):
-    prompt: msgspec.Raw = _RAW_NONE
-    sampled: msgspec.Raw = _RAW_NONE
+    prompt: msgspec.Raw = RAW_NONE
+    sampled: msgspec.Raw = RAW_NONE
     usage: _Usage | None = None
 
 
@@ -153,8 +158,8 @@ class _Sample(msgspec.Struct, gc=False):
     usage: _Usage | None = None
     token_usage: _Usage | None = None
     error: _SampleError | str | None = None
-    output: msgspec.Raw = _RAW_NONE
-    outputs: msgspec.Raw = _RAW_NONE
+    output: msgspec.Raw = RAW_NONE
+    outputs: msgspec.Raw = RAW_NONE
     temperature: float | None = None
     top_p: float | None = None
     max_completion_tokens: int | None = None
@@ -167,10 +172,10 @@ class _Item(msgspec.Struct, gc=False):
     run_id: str | None = None
     created_at: float | None = None
     datasource_item_id: int | str | None = None
-    datasource_item: msgspec.Raw = _RAW_NONE
+    datasource_item: msgspec.Raw = RAW_NONE
     results: list[_Result] | None = None
     data_source_idx: int | str | None = None
-    item: msgspec.Raw = _RAW_NONE
+    item: msgspec.Raw = RAW_NONE
     grades: dict[str, float | None] | None = None
     passes: dict[str, bool | None] | None = None
     sample: _Sample | None = None
@@ -227,21 +232,11 @@ def sniff(path: Path, head: bytes) -> bool:
     return first.startswith(b"{") and first != b"{" and (_is_log(first) or _is_items(first))
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read an ``oaieval`` log or platform output items into a :class:`Run`."""
-    data = read_bytes(path)
-    src = str(path)
-    if not data or data.isspace():
-        raise ParseError(
-            src, None, "is empty: no results to compare; check the eval wrote its results"
-        )
-    extra = tuple(dict.fromkeys(extra_fields))
+    src, data = read_content(path, "no results to compare; check the eval wrote its results")
+    keep_text, extra, _ = options
     with paused_gc():
         if _is_log(_first_line(data)):
             lines, numbers = _decode(src, data, _LOG, "an oaieval event")
@@ -257,40 +252,16 @@ def _decode(
     src: str, data: bytes, decoder: msgspec.json.Decoder[Any], what: str
 ) -> tuple[list[Any], Sequence[int]]:
     """Every line, decoded, with its line number (the fast way when lines are plain)."""
-    try:
-        found: list[Any] = decoder.decode_lines(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        found = []  # the line-by-line reading below names the bad line
-    if found and _line_count(data) == len(found):
-        return found, range(1, len(found) + 1)
-    found, numbers = [], []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            found.append(decoder.decode(line))
-        except msgspec.ValidationError as err:
-            hint = f"each line must be {what}"
-            raise ParseError(
-                src, number, explain_validation(str(err), line, not_an_object=hint)
-            ) from None
-        except msgspec.DecodeError as err:
-            detail = str(err).replace("JSON is malformed: ", "")
-            if detail == "Input data was truncated":
-                detail = "the line ends before the JSON object does"
-            raise ParseError(
-                src, number, f"not valid JSON ({detail}); each line must be {what}"
-            ) from None
-        numbers.append(number)
-    return found, numbers
 
+    def explain(err: ValueError, line: bytes) -> str:
+        if isinstance(err, msgspec.ValidationError):
+            return explain_validation(str(err), line, not_an_object=f"each line must be {what}")
+        detail = str(err).replace("JSON is malformed: ", "")
+        if detail == "Input data was truncated":
+            detail = "the line ends before the JSON object does"
+        return f"not valid JSON ({detail}); each line must be {what}"
 
-def _line_count(data: bytes) -> int:
-    """Lines in ``data``, not counting trailing line ends (without copying it)."""
-    end = len(data)
-    while end and data[end - 1] in b"\r\n":
-        end -= 1
-    return data.count(b"\n", 0, end) + 1
+    return decode_lines(src, data, decoder, explain)
 
 
 def _data(
@@ -308,10 +279,6 @@ def _data(
 # -- shared -----------------------------------------------------------------------------------
 
 
-def _decoded(raw: msgspec.Raw) -> Any:
-    return msgspec.json.decode(raw) if len(raw) else None
-
-
 def _iso(stamp: str | None) -> str | None:
     """oaieval's ``str(datetime)`` (``2023-04-17 22:10:13.1+00:00``) as ISO 8601."""
     return stamp.replace(" ", "T", 1) if stamp else None
@@ -326,19 +293,7 @@ def _extra_columns(
         return {}
     text = data.split(b"\n")
     objects = [msgspec.json.decode(text[n - 1]) for n in lines]
-
-    def lookup(obj: Any, name: str) -> Any:
-        if not isinstance(obj, dict):
-            return None
-        if name in obj:
-            return obj[name]
-        for key in inner:
-            place = obj.get(key)
-            if isinstance(place, dict) and name in place:
-                return place[name]
-        return None
-
-    return {name: [lookup(o, name) for o in objects] for name in names}
+    return extra_columns(objects, names, lambda obj: (obj.get(key) for key in inner))
 
 
 def _summed(usages: list[_Usage]) -> tuple[float | None, float | None]:
@@ -482,21 +437,21 @@ def _log_to_run(
         output_tokens.append(tokens_out)
 
     prompts = {sid: ss[0].prompt for sid, ss in samplings.items() if ss and len(ss[0].prompt)}
-    canon_cache = {sid: _canonical(raw) for sid, raw in prompts.items()}
-    input_hash = [_crc(canon_cache.get(t, b"")) for t in test_ids]
+    canon_cache = {sid: raw_fingerprint_bytes(raw) for sid, raw in prompts.items()}
+    input_hash = [crc_of(canon_cache.get(t, b"")) for t in test_ids]
 
     texts = None
     if keep_text:
         first_sampled = {sid: ss[0].sampled for sid, ss in samplings.items() if ss}
         texts = {
-            "input": [_decoded(prompts[t]) if t in prompts else None for t in test_ids],
+            "input": [decoded(prompts[t]) if t in prompts else None for t in test_ids],
             "output": [
-                _decoded(m.sampled)
+                decoded(m.sampled)
                 if m is not None and len(m.sampled)
-                else _decoded(first_sampled.get(ev.sample_id or "", _RAW_NONE))
+                else decoded(first_sampled.get(ev.sample_id or "", RAW_NONE))
                 for _, ev, m in records
             ],
-            "expected": [_decoded(m.expected) if m is not None else None for _, _, m in records],
+            "expected": [decoded(m.expected) if m is not None else None for _, _, m in records],
             "metadata": [None] * n,
         }
 
@@ -622,16 +577,19 @@ def _items_to_run(
         (s.usage if s.usage is not None else s.token_usage) if s is not None else None
         for s in samples
     ]
-    canon = [_canonical(it.datasource_item if len(it.datasource_item) else it.item) for it in items]
+    canon = [
+        raw_fingerprint_bytes(it.datasource_item if len(it.datasource_item) else it.item)
+        for it in items
+    ]
 
     texts = None
     if keep_text:
         texts = {
             "input": [
-                _decoded(it.datasource_item if len(it.datasource_item) else it.item) for it in items
+                decoded(it.datasource_item if len(it.datasource_item) else it.item) for it in items
             ],
             "output": [
-                (_decoded(s.output) if len(s.output) else _decoded(s.outputs))
+                (decoded(s.output) if len(s.output) else decoded(s.outputs))
                 if s is not None
                 else None
                 for s in samples
@@ -670,7 +628,7 @@ def _items_to_run(
         scorer_scores={name: [d.get(name) for d in scorer_rows] for name in names},
         texts=texts,
         lines=numbers,
-        input_hash=[_crc(c) for c in canon],
+        input_hash=[crc_of(c) for c in canon],
         extra=_extra_columns(data, numbers, extra, ("datasource_item", "item")),
         status="complete",
         config=config,

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,9 +48,17 @@ import msgspec
 
 from evaldelta.errors import ParseError
 from evaldelta.io._errors import explain_decode, explain_validation
-from evaldelta.io._source import crc_of as _crc
-from evaldelta.io._source import fingerprint_bytes as _fingerprint
-from evaldelta.io._source import paused_gc, read_bytes
+from evaldelta.io._reader import (
+    RAW_NONE,
+    ReadOptions,
+    decode_document,
+    decode_lines,
+    decoded,
+    extra_columns,
+    read_content,
+    reader,
+)
+from evaldelta.io._source import crc_of, fingerprint_bytes, paused_gc
 from evaldelta.model import Run
 
 NAME = "promptfoo"
@@ -59,8 +67,6 @@ NAME = "promptfoo"
 FAILURE_ERROR = 2
 #: Vars promptfoo fills in itself, which differ between runs of the same test.
 _OWN_VARS = ("_conversation",)
-
-_RAW_NONE = msgspec.Raw(b"")
 
 
 class _TokenUsage(msgspec.Struct, gc=False):
@@ -72,7 +78,7 @@ class _Response(msgspec.Struct, gc=False):
     tokenUsage: _TokenUsage | None = None  # noqa: N815 - the file's own spelling
     cost: float | None = None
     cached: bool | None = None
-    output: msgspec.Raw = _RAW_NONE
+    output: msgspec.Raw = RAW_NONE
 
 
 class _Provider(msgspec.Struct, gc=False):
@@ -100,8 +106,8 @@ class _Grading(msgspec.Struct, gc=False):
 
 class _TestCase(msgspec.Struct, gc=False):
     description: str | None = None
-    vars: msgspec.Raw = _RAW_NONE
-    metadata: msgspec.Raw = _RAW_NONE
+    vars: msgspec.Raw = RAW_NONE
+    metadata: msgspec.Raw = RAW_NONE
 
 
 class _Row(msgspec.Struct, gc=False):
@@ -115,7 +121,7 @@ class _Row(msgspec.Struct, gc=False):
     provider: _Provider | str | None = None
     prompt: _Prompt | None = None
     description: str | None = None
-    vars: msgspec.Raw = _RAW_NONE
+    vars: msgspec.Raw = RAW_NONE
     testCase: _TestCase | None = None  # noqa: N815
     response: _Response | None = None
     error: str | None = None
@@ -164,7 +170,7 @@ class _Export(msgspec.Struct, gc=False):
 
 
 class _Peek(msgspec.Struct, gc=False):
-    results: msgspec.Raw = _RAW_NONE
+    results: msgspec.Raw = RAW_NONE
 
 
 _EXPORT = msgspec.json.Decoder(_Export)
@@ -172,6 +178,10 @@ _ROW = msgspec.json.Decoder(_Row)
 _PEEK = msgspec.json.Decoder(_Peek)
 
 _BLANK = re.compile(rb"\s*")
+
+_NOT_AN_EXPORT = "is this a promptfoo results file?"
+_MEND = "re-export the results with promptfoo"
+_MEND_SYNTAX = "export the results again with promptfoo"
 _DOC_KEYS = (re.compile(rb'"evalId"\s*:'), re.compile(rb'"results"\s*:'))
 _ROW_KEYS = (re.compile(rb'"testIdx"\s*:'), re.compile(rb'"promptIdx"\s*:'))
 
@@ -187,23 +197,13 @@ def sniff(path: Path, head: bytes) -> bool:
     return all(k.search(text) for k in _DOC_KEYS)
 
 
-def read(
-    path: Path,
-    *,
-    keep_text: bool = True,
-    extra_fields: Sequence[str] = (),
-    mapping: Mapping[str, str] | None = None,
-) -> Run:
+@reader
+def read(path: Path, options: ReadOptions) -> Run:
     """Read a promptfoo results file into a :class:`Run` (``mapping`` is ignored)."""
-    data = read_bytes(path)
-    src = str(path)
-    if not data or data.isspace():
-        raise ParseError(
-            src, None, "is empty: no results to compare; check promptfoo wrote its output"
-        )
+    src, data = read_content(path, "no results to compare; check promptfoo wrote its output")
     with paused_gc():
         export, rows, lines = _decode(src, data)
-        return _to_run(src, data, export, rows, lines, keep_text, tuple(extra_fields))
+        return _to_run(src, data, export, rows, lines, options.keep_text, options.extra)
 
 
 # -- decoding ---------------------------------------------------------------------------
@@ -229,30 +229,16 @@ def _is_document(data: bytes) -> bool:
 
 def _decode(src: str, data: bytes) -> tuple[_Export | None, list[_Row], Sequence[int] | None]:
     if not _is_document(data):
-        try:
-            rows: list[_Row] = _ROW.decode_lines(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            rows = []  # the line-by-line reading below names the bad line
-        if rows and _line_count(data) == len(rows):
-            return None, rows, range(1, len(rows) + 1)
-        rows, numbers = _decode_by_line(src, data)
+        rows, numbers = decode_lines(src, data, _ROW, _explain_row)
         return None, rows, numbers
-    try:
-        export = _EXPORT.decode(data)
-    except msgspec.ValidationError as err:
-        raise ParseError(
-            src,
-            None,
-            explain_validation(
-                str(err),
-                data,
-                not_an_object="is this a promptfoo results file?",
-                mend="re-export the results with promptfoo",
-            ),
-        ) from None
-    except msgspec.DecodeError as err:
-        line, message = explain_decode(str(err), data, "export the results again with promptfoo")
-        raise ParseError(src, line, message) from None
+    export = decode_document(
+        src,
+        data,
+        _EXPORT,
+        not_an_object=_NOT_AN_EXPORT,
+        mend=_MEND,
+        mend_syntax=_MEND_SYNTAX,
+    )
     found = export.results
     rows_found = found if isinstance(found, list) else found.results if found else None
     if rows_found is None:
@@ -265,42 +251,12 @@ def _decode(src: str, data: bytes) -> tuple[_Export | None, list[_Row], Sequence
     return export, rows_found, None
 
 
-def _line_count(data: bytes) -> int:
-    """Lines in ``data``, not counting trailing line ends (without copying it)."""
-    end = len(data)
-    while end and data[end - 1] in b"\r\n":
-        end -= 1
-    return data.count(b"\n", 0, end) + 1
-
-
-def _decode_by_line(src: str, data: bytes) -> tuple[list[_Row], list[int]]:
-    rows: list[_Row] = []
-    numbers: list[int] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(_ROW.decode(line))
-        except msgspec.ValidationError as err:
-            raise ParseError(
-                src,
-                number,
-                explain_validation(
-                    str(err),
-                    line,
-                    not_an_object="is this a promptfoo results file?",
-                    mend="re-export the results with promptfoo",
-                ),
-            ) from None
-        except msgspec.DecodeError as err:
-            message = explain_decode(str(err), line, "export the results again with promptfoo")[
-                1
-            ].replace("the file", "the line")
-            raise ParseError(
-                src, number, f"{message}; each line must be one promptfoo result row"
-            ) from None
-        numbers.append(number)
-    return rows, numbers
+def _explain_row(err: ValueError, line: bytes) -> str:
+    """What is wrong with a line of result rows."""
+    if isinstance(err, msgspec.ValidationError):
+        return explain_validation(str(err), line, not_an_object=_NOT_AN_EXPORT, mend=_MEND)
+    message = explain_decode(str(err), line, _MEND_SYNTAX)[1].replace("the file", "the line")
+    return f"{message}; each line must be one promptfoo result row"
 
 
 # -- building the run -------------------------------------------------------------------
@@ -314,7 +270,7 @@ def _canonical_vars(raw: msgspec.Raw) -> bytes:
     if isinstance(value, dict):
         for name in _OWN_VARS:
             value.pop(name, None)
-    return _fingerprint(value or None)
+    return fingerprint_bytes(value or None)
 
 
 def _digest(canonical: bytes) -> str:
@@ -368,7 +324,7 @@ def _test_ids(
                 f'{name} has no "testCase.description", "vars" or "testIdx": nothing tells '
                 "which test it is; give each test a description",
             )
-    return ids, [_crc(c) for c in canon]
+    return ids, [crc_of(c) for c in canon]
 
 
 def _provider_name(p: _Provider | str | None) -> str | None:
@@ -475,10 +431,6 @@ def _run_facts(
     return config, started, finished
 
 
-def _decoded(raw: msgspec.Raw) -> Any:
-    return msgspec.json.decode(raw) if len(raw) else None
-
-
 def _extra_columns(
     data: bytes, export: _Export | None, names: tuple[str, ...], n: int
 ) -> dict[str, list[Any]]:
@@ -491,19 +443,13 @@ def _extra_columns(
         doc = msgspec.json.decode(data)
         found = doc.get("results")
         rows = found if isinstance(found, list) else found.get("results", [])
-    rows = [r if isinstance(r, dict) else {} for r in rows[:n]]
 
-    def lookup(row: dict[str, Any], name: str) -> Any:
-        if name in row:
-            return row[name]
+    def places(row: dict[str, Any]) -> tuple[Any, ...]:
         found = row.get("testCase")
         test: dict[str, Any] = found if isinstance(found, dict) else {}
-        for place in (row.get("vars"), test.get("vars"), test.get("metadata")):
-            if isinstance(place, dict) and name in place:
-                return place[name]
-        return None
+        return row.get("vars"), test.get("vars"), test.get("metadata")
 
-    return {name: [lookup(r, name) for r in rows] for name in dict.fromkeys(names)}
+    return extra_columns(rows[:n], names, places)
 
 
 def _to_run(
@@ -559,12 +505,12 @@ def _to_run(
     if keep_text:
         texts = {
             "input": [
-                _decoded(r.vars if len(r.vars) or r.testCase is None else r.testCase.vars)
+                decoded(r.vars if len(r.vars) or r.testCase is None else r.testCase.vars)
                 for r in rows
             ],
-            "output": [_decoded(resp.output) if resp is not None else None for resp in responses],
+            "output": [decoded(resp.output) if resp is not None else None for resp in responses],
             "expected": [None] * n,
-            "metadata": [_decoded(r.testCase.metadata) if r.testCase else None for r in rows],
+            "metadata": [decoded(r.testCase.metadata) if r.testCase else None for r in rows],
         }
     config, started_at, finished_at = _run_facts(export, rows, providers)
     return Run.from_columns(
