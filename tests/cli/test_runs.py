@@ -370,8 +370,8 @@ def test_without_a_store_a_missing_file_is_a_missing_file(evaldelta: Cli, tmp_pa
     r = evaldelta("runs", "list", env=env, cwd=tmp_path)
     assert r.code == 0
     assert r.out == (
-        f"No runs stored in {Path('.evaldelta', 'runs.db')} yet; store one with "
-        "`evaldelta runs import FILE`.\n"
+        f"No runs stored in {Path('.evaldelta', 'runs.db')} yet; run a suite with "
+        "`evaldelta eval SUITE`, or store a results file with `evaldelta runs import FILE`.\n"
     )
     r = evaldelta("runs", "show", "1", env=env, cwd=tmp_path)
     assert r.code == 2

@@ -114,8 +114,9 @@ def test_no_store_is_one_line_and_exit_2(evaldelta: Cli, tmp_path: Path) -> None
     r = evaldelta("serve", "--store", missing, "--port", "0")
     assert r.code == 2
     assert r.err == (
-        f"evaldelta: error: no run store at {missing}; store a run first with "
-        "`evaldelta runs import FILE`, or choose a store with --store PATH or EVALDELTA_STORE\n"
+        f"evaldelta: error: no run store at {missing}; store a run first with `evaldelta eval "
+        "SUITE` or `evaldelta runs import FILE`, or choose a store with --store PATH or "
+        "EVALDELTA_STORE\n"
     )
     assert not missing.exists()
 

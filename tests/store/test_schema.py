@@ -49,8 +49,8 @@ def test_not_created_when_only_reading(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as err:
         RunStore(path, create=False)
     assert str(err.value) == (
-        f"no run store at {path}; store a run first with `evaldelta runs import FILE`, "
-        "or choose a store with --store PATH or EVALDELTA_STORE"
+        f"no run store at {path}; store a run first with `evaldelta eval SUITE` or "
+        "`evaldelta runs import FILE`, or choose a store with --store PATH or EVALDELTA_STORE"
     )
     assert not path.exists()
 

@@ -190,7 +190,8 @@ def run_list(args: argparse.Namespace) -> int:
             _print_json([])
         else:
             write_output(
-                f"No runs stored in {path} yet; store one with `evaldelta runs import FILE`.\n",
+                f"No runs stored in {path} yet; run a suite with `evaldelta eval SUITE`, or "
+                "store a results file with `evaldelta runs import FILE`.\n",
                 None,
             )
         return EXIT_OK

@@ -263,9 +263,9 @@ class RunStore:
         if not self.path.exists():
             if not create:
                 raise StoreError(
-                    f"no run store at {where}; store a run first with "
-                    "`evaldelta runs import FILE`, or choose a store with --store PATH "
-                    "or EVALDELTA_STORE"
+                    f"no run store at {where}; store a run first with `evaldelta eval "
+                    "SUITE` or `evaldelta runs import FILE`, or choose a store with "
+                    "--store PATH or EVALDELTA_STORE"
                 )
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
