@@ -225,6 +225,9 @@ def completion(request: Mapping[str, Any], step: Step) -> dict[str, Any]:
 def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: without this, Nagle's algorithm holds
+        # the body back until the client's delayed ACK (about 40 ms a reply).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
