@@ -33,8 +33,11 @@ def _chromium() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
+    """One Chromium for the browser tests, closed when they are done: Playwright's sync
+    API keeps an event loop running in this thread while it is open, and the runner's
+    tests that come after start event loops of their own."""
     try:
         from playwright import sync_api
     except ImportError:

@@ -1,5 +1,5 @@
-"""The HTML report in a real browser: it draws, filters, expands, runs none of the data,
-and stays quick with 10,000 cases."""
+"""The HTML report in a real browser: it shows its figures and charts with scripts off,
+filters, expands, runs none of the data, and stays quick with 10,000 cases."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
 from evaldelta.report.html import render_html
+from tests.browser.conftest import watched_page
 from tests.conftest import EXAMPLE, REPO
 
 BEFORE = REPO / "examples" / "agent-versions" / "before.jsonl"
@@ -144,6 +145,90 @@ def test_matrix_report(open_report: Any, tmp_path: Path) -> None:
     assert detail.locator("mark.added").count() > 0
     page.screenshot(path=str(tmp_path / "matrix.png"), full_page=True)
     _only_itself(opened, path)
+
+
+def _open_without_script(browser: Any, path: Path) -> Any:
+    context = browser.new_context(
+        viewport={"width": 1400, "height": 1000}, java_script_enabled=False
+    )
+    opened = watched_page(context)
+    opened.page.goto(path.resolve().as_uri())
+    opened.page.wait_for_load_state("load")
+    return context, opened
+
+
+def _visible_box(page: Any, selector: str) -> dict[str, float]:
+    locator = page.locator(selector)
+    assert locator.count() == 1, selector
+    assert locator.is_visible(), selector
+    box = locator.bounding_box()
+    assert box is not None, selector
+    return dict(box)
+
+
+def test_pairwise_report_without_script(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scripts off (a CI artifact viewer, a mail client, print): the verdict, the figures
+    and every chart still show; only the case table says it needs JavaScript."""
+    monkeypatch.chdir(REPO)
+    runs = tuple(load(p.relative_to(REPO), keep_text=True) for p in (BEFORE, AFTER))
+    path = _write(tmp_path, "report.html", render_html(compare(*runs), runs=runs))
+    context, opened = _open_without_script(browser, path)
+    page = opened.page
+    try:
+        assert page.evaluate("1 + 1") == 2  # playwright's own evaluation still works
+        assert page.get_attribute("html", "data-ready") is None  # the page's script did not run
+        assert "Inconclusive" in page.inner_text("#verdict")
+        table = _visible_box(page, "table.figures >> nth=0")
+        assert table["height"] > 100
+        figures = page.inner_text("table.figures >> nth=0")
+        assert "Mean score" in figures
+        assert "72.2%" in figures
+        for chart in CHARTS:
+            box = _visible_box(page, f"{chart} svg")
+            assert box["width"] > 100, chart
+            assert box["height"] > 50, chart
+            assert page.locator(f"{chart} svg rect").count() > 0, chart
+        assert page.locator("#chart-heatmap rect[fill]").count() >= 120  # 60 cases x 2 runs
+        assert page.locator("#chart-forest rect").count() == 2  # mean score, pass rate
+        assert page.locator("#chart-deltas rect.bar").count() == 21
+        assert "needs JavaScript" in page.inner_text(".case-slot")
+        assert page.locator("#case-table").count() == 0
+        page.screenshot(path=str(tmp_path / "no-script.png"), full_page=True)
+        assert (tmp_path / "no-script.png").stat().st_size > 10_000
+        _only_itself(opened, path)
+    finally:
+        context.close()
+
+
+def test_matrix_report_without_script(browser: Any, tmp_path: Path) -> None:
+    run = load(COMBINED, keep_text=True)
+    path = _write(
+        tmp_path, "matrix.html", render_html(compare_matrix(run, baseline="gpt-4.1"), runs=(run,))
+    )
+    context, opened = _open_without_script(browser, path)
+    page = opened.page
+    try:
+        _visible_box(page, "#chart-heatmap svg")
+        assert page.locator("#chart-heatmap rect[fill]").count() >= 9  # 3 tests x 3 targets
+        assert "gpt-4.1\nbaseline" in page.inner_text("#chart-heatmap")
+        _visible_box(page, "#chart-rates svg")
+        _visible_box(page, "#chart-forest svg")
+        # With no picker, every comparison shows, one after the other.
+        headings = page.locator("section.comparison h2:not(.case-slot h2)")
+        assert headings.all_inner_texts() == [
+            "gpt-4.1 → gemini-3-flash-preview",
+            "gpt-4.1 → gpt-5-mini",
+        ]
+        assert page.locator("section.comparison table.figures").count() == 2
+        assert page.locator("section.comparison [id^=chart-deltas] svg").count() == 2
+        assert page.locator("#chart-deltas-1").count() == 1  # ids stay unique
+        assert page.locator("#comparison-select").count() == 0
+        page.screenshot(path=str(tmp_path / "matrix-no-script.png"), full_page=True)
+        _only_itself(opened, path)
+    finally:
+        context.close()
 
 
 HOSTILE = [

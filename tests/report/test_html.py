@@ -8,6 +8,9 @@ import hashlib
 import html
 import json
 import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +19,12 @@ from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
 from evaldelta.pairing.pairwise import Comparison
-from evaldelta.report._html_assets import SCRIPT
-from evaldelta.report.html import render_html, render_html_summary, script_json
+from evaldelta.report.html import (
+    render_html,
+    render_html_summary,
+    report_script,
+    script_json,
+)
 from evaldelta.report.json import render_json
 from evaldelta.report.markdown import count_lines, mcnemar_line, render_markdown
 from tests.conftest import EXAMPLE, FIXTURES, REPO
@@ -81,16 +88,18 @@ def test_page_is_self_contained() -> None:
 
 def test_content_security_policy_allows_only_our_script() -> None:
     page = render_html(compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"))
-    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    script = report_script()
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert f"script-src 'sha256-{digest}'" in page
     assert "default-src 'none'" in page
-    assert f"<script>{SCRIPT}</script>" in page
+    assert f"<script>{script}</script>" in page
 
 
 def test_script_never_parses_data_as_html() -> None:
+    script = report_script()
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
-        assert sink not in SCRIPT
-    assert "</" not in SCRIPT  # nothing in it could end its own element
+        assert sink not in script
+    assert "</" not in script  # nothing in it could end its own element
 
 
 def test_page_carries_the_json_result() -> None:
@@ -271,3 +280,106 @@ def test_summary_fragment_escapes_everything() -> None:
         assert "<!--" not in fragment
         assert html.escape(base) in fragment
         assert html.escape(cand) in fragment
+
+
+# -- static first: figures and charts in the file, the script only for the case table ----
+
+
+def _main(page: str) -> str:
+    found = re.search(r'<main id="app">\n(.*?)\n</main>', page, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_pairwise_page_has_its_figures_and_charts_without_script() -> None:
+    before, after = AGENT / "before.jsonl", AGENT / "after.jsonl"
+    runs = (load(before, keep_text=True), load(after, keep_text=True))
+    page = render_html(compare(*runs), runs=runs)
+    main = _main(page)
+    assert "<script" not in main
+    assert main.count("<svg") == 4
+    for chart in ("chart-deltas", "chart-forest", "chart-rates", "chart-heatmap"):
+        assert f'<figure class="chart" id="{chart}">' in main
+    assert main.count('<section class="comparison"') == 1
+    assert '<table class="figures">' in main
+    assert '<th>Pass rate</th><td class="num">72.2%</td>' in main
+    assert "<h3>Categories that moved (leads to investigate, not proof)</h3>" in main
+    assert "Distribution of per-case deltas (60 cases)" in main
+    # 60 tests x 2 runs in the heat map, each with its score as a tooltip
+    assert main.count("<title>long_chain-00 / ") == 2
+    assert '<div class="case-slot"><h2>Cases</h2><noscript>' in main
+
+
+def test_matrix_page_shows_its_heat_map_and_every_comparison_without_script() -> None:
+    run = load(COMBINED, keep_text=True)
+    m = compare_matrix(run, baseline="gpt-4.1")
+    main = _main(render_html(m, runs=(run,)))
+    heat = main[main.index('<figure class="chart" id="chart-heatmap">') :]
+    heat = heat[: heat.index("</figure>")]
+    assert len(re.findall(r'<rect [^>]*fill="rgb\(', heat)) == 9 + 20  # cells, legend
+    assert "<title>greeting / gpt-4.1: 0.850</title>" in heat
+    assert 'class="axis strong" text-anchor="middle"><title>gpt-4.1</title>' in heat
+    # the overview once, then one section (verdict, figures, histogram) per comparison
+    assert main.count("<svg") == 3 + len(m.pairwise)
+    assert main.count('<section class="comparison"') == len(m.pairwise) == 2
+    assert '<section class="comparison" id="comparison" data-index="0">' in main
+    assert "<h2>gpt-4.1 → gpt-5-mini</h2>" in main
+    ids = re.findall(r' id="([^"]+)"', main)
+    assert len(ids) == len(set(ids))
+
+
+def test_one_target_has_nothing_to_compare() -> None:
+    m = compare_matrix(Run.from_records([Record("q", 1.0, target="a")]))
+    main = _main(render_html(m))
+    assert '<p class="note">One target: nothing to compare.</p>' in main
+    assert "<section" not in main
+
+
+def test_hostile_text_in_the_charts_stays_text() -> None:
+    run, base, cand = _hostile_run()
+    for result in (
+        compare(run, run, baseline_target=base, candidate_target=cand),
+        compare_matrix(run, baseline=base),
+    ):
+        main = _main(render_html(result, runs=(run,)))
+        assert "<script" not in main
+        assert "<img" not in main
+        assert "<!--" not in main
+        assert f"<title>{html.escape('id0' + HOSTILE[0])} / " in main
+        assert main.count("<svg") == main.count("</svg>")
+
+
+def test_script_and_stylesheet_are_package_files() -> None:
+    from importlib import resources
+
+    folder = resources.files("evaldelta.report").joinpath("assets")
+    assert report_script() == folder.joinpath("report.js").read_text(encoding="utf-8")
+    css = folder.joinpath("report.css").read_text(encoding="utf-8")
+    page = render_html(compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"))
+    assert f"<style>\n{css}</style>" in page
+
+
+def test_script_parses(tmp_path: Path) -> None:
+    """The one check of the script short of a browser that runs it (tests/browser/):
+    ``node --check`` parses it. No JavaScript linter is among the project's tools."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the script's syntax is checked in tests/browser/")
+    script = tmp_path / "report.js"
+    script.write_text(report_script(), encoding="utf-8")
+    proc = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert report_script().lstrip().startswith("// ")
+    assert '"use strict";' in report_script()
+
+
+def test_the_report_names_the_package_version() -> None:
+    import evaldelta
+    from evaldelta._version import __version__
+
+    assert evaldelta.__version__ == __version__
+    page = render_html(compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"))
+    assert f"<footer>Made by evaldelta {__version__}." in page
+    assert payload(page)["generator"] == f"evaldelta {__version__}"
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert '[tool.hatch.version]\npath = "src/evaldelta/_version.py"' in pyproject

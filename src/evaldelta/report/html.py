@@ -1,39 +1,59 @@
-"""A self-contained HTML report: one file, inline CSS, JavaScript and SVG, no network.
+"""A self-contained HTML report: one file, inline CSS, SVG and JavaScript, no network.
 
-The page carries the comparison as JSON (the document ``--format json`` prints, plus
-each case's category, input, expected answer and outputs when the runs kept them)
-inside ``<script type="application/json">``; a small script of our own draws the
-charts as SVG and builds the case table with ``textContent``, never ``innerHTML``,
-so that inputs and outputs (untrusted text) can only ever show as text. A Content
-Security Policy lets only that script run and forbids every request.
+Static first: the header, the verdict, the figures and every chart (inline SVG, drawn
+by :mod:`evaldelta.report.svg`) are in the file as written, so the page reads the same
+with scripts off (CI artifact viewers, mail clients, previews, print). The page also
+carries the comparison as JSON (the document ``--format json`` prints, plus each case's
+category, input, expected answer and outputs when the runs kept them) inside
+``<script type="application/json">``; a small script of our own (``assets/report.js``)
+reads it to build the case table (filter, sort, pages, the two outputs side by side)
+with ``textContent``, never ``innerHTML``, so that inputs and outputs (untrusted text)
+can only ever show as text. A Content Security Policy lets only that script run and
+forbids every request.
 
-Every figure comes from the result; the script only draws and formats what it is
-given (it bins the per-case deltas to draw their histogram).
+Every figure comes from the result; this module and the charts only format it.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
-import html
 import json
 import math
 import re
 from collections.abc import Sequence
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from evaldelta._version import __version__
+from evaldelta.analysis.histogram import delta_histogram
 from evaldelta.analysis.verdict import level_text
 from evaldelta.pairing.matrix import MatrixComparison
-from evaldelta.pairing.pairwise import Comparison
-from evaldelta.report._html_assets import CSS, SCRIPT
+from evaldelta.pairing.pairwise import Comparison, clean_all
 from evaldelta.report._text import analysis_of, plural
 from evaldelta.report.markdown import comparison_row, count_lines, figure_rows, mcnemar_line
+from evaldelta.report.svg import (
+    VERDICT_CLASS,
+    delta_histogram_chart,
+    escape,
+    forest_chart,
+    heatmap_chart,
+    rate_chart,
+)
 
 if TYPE_CHECKING:
     from evaldelta.model import IntArray, Run
     from evaldelta.stats import Interval
 
-__all__ = ["MAX_TEXT", "render_html", "render_html_summary", "script_json"]
+__all__ = [
+    "MAX_TEXT",
+    "render_html",
+    "render_html_summary",
+    "report_script",
+    "report_stylesheet",
+    "script_json",
+]
 
 #: Longest input, expected answer or output kept per case (in characters): the rest is
 #: cut, and says so, so that a run of long transcripts still gives a file that opens.
@@ -76,9 +96,24 @@ def _finite(value: Any) -> Any:
     return str(value)
 
 
-def _plain(text: str) -> str:
-    """``text`` escaped for HTML, lone surrogates replaced (the file is UTF-8)."""
-    return html.escape(_SURROGATE.sub("\ufffd", text), quote=True)
+_plain = escape
+
+
+@functools.cache
+def _asset(name: str) -> str:
+    """A file of ``report/assets/``, shipped in the package (and the wheel)."""
+    folder = resources.files("evaldelta.report").joinpath("assets")
+    return folder.joinpath(name).read_text(encoding="utf-8")
+
+
+def report_script() -> str:
+    """The report's script, as the page carries it (and its CSP hash covers)."""
+    return _asset("report.js")
+
+
+def report_stylesheet() -> str:
+    """The report's stylesheet, as the page carries it."""
+    return _asset("report.css")
 
 
 def _clip(value: Any, limit: int) -> Any:
@@ -406,9 +441,7 @@ def _header(result: Comparison | MatrixComparison, title: str, level: int = 1) -
         a = analysis_of(result)
         if a is not None:
             kind = a.verdict.kind
-            css = {"Better": "better", "Worse": "worse", "Trade-off": "tradeoff"}.get(
-                kind, "inconclusive"
-            )
+            css = VERDICT_CLASS.get(kind, "inconclusive")
             parts.append(
                 f'<p class="verdict" id="verdict"><span class="badge {css}">{_plain(kind)}</span> '
                 f"{_plain(a.verdict.reason)}</p>"
@@ -447,6 +480,106 @@ def _nav(links: Sequence[tuple[str, str]]) -> str:
     return f'<nav class="links">{items}</nav>\n'
 
 
+def _figures_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table of figures: each row's first cell names it, the others are numbers."""
+    head = "".join(f"<th>{_plain(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{_plain(cell)}</td>' if i else f"<th>{_plain(cell)}</th>"
+            for i, cell in enumerate(row)
+        )
+        + "</tr>\n"
+        for row in rows
+    )
+    return (
+        f'<table class="figures">\n<thead><tr>{head}</tr></thead>\n'
+        f"<tbody>\n{body}</tbody>\n</table>"
+    )
+
+
+_NO_SCRIPT_CASES = (
+    '<noscript><p class="note">The case table (filter, sort, each case\'s input and '
+    "outputs) needs JavaScript. Every case is in this file's source, as JSON, in the "
+    "element with id evaldelta-data.</p></noscript>"
+)
+
+
+def _comparison_section(
+    index: int, shown: dict[str, Any], c: Comparison, overview: Sequence[str], pairwise: bool
+) -> str:
+    """One comparison, static: its verdict (a matrix's; a pairwise page's header gives
+    it), warnings, figures, notes, the categories that moved and its charts, then the
+    place the script puts the case table in."""
+    parts: list[str] = []
+    if not pairwise:
+        parts.append(f"<h2>{_plain(shown['baseline'])} → {_plain(shown['candidate'])}</h2>")
+        if shown["verdict"]:
+            badge = VERDICT_CLASS.get(shown["verdict"], "inconclusive")
+            parts.append(
+                f'<p class="verdict"><span class="badge {badge}">{_plain(shown["verdict"])}'
+                f"</span> {_plain(shown['reason'])}</p>"
+            )
+    parts += [f'<p class="warning">Warning: {_plain(p)}</p>' for p in shown["problems"]]
+    if shown["figures"]:
+        header = ("", "Baseline", "Candidate", "Change", f"{shown['level']} CI")
+        parts.append(_figures_table(header, shown["figures"]))
+    parts += [f'<p class="note">{_plain(note)}</p>' for note in shown["notes"]]
+    parts.append(f'<p class="note">{_plain(shown["summary"])}</p>')
+    if shown["categories"]:
+        parts.append("<h3>Categories that moved (leads to investigate, not proof)</h3>")
+        columns = ("Category", "Baseline", "Candidate", "Cases")
+        parts.append(_figures_table(columns, shown["categories"]))
+    histogram = delta_histogram_chart(
+        delta_histogram(clean_all(c.delta.tolist())),
+        "chart-deltas" if index == 0 else f"chart-deltas-{index}",
+    )
+    parts.append('<div class="charts">\n' + "\n".join([histogram, *overview]) + "\n</div>")
+    parts.append(f'<div class="case-slot"><h2>Cases</h2>{_NO_SCRIPT_CASES}</div>')
+    section_id = "comparison" if index == 0 else f"comparison-{index}"
+    return (
+        f'<section class="comparison" id="{section_id}" data-index="{index}">\n'
+        + "\n".join(parts)
+        + "\n</section>"
+    )
+
+
+def _main(result: Comparison | MatrixComparison, payload: dict[str, Any]) -> str:
+    """The page's static body: every figure and chart, drawn from the payload (the
+    figures as the page's JSON carries them) and the result's per-case deltas."""
+    pairwise = payload["kind"] == "pairwise"
+    cases, heatmap = payload["cases"], payload["heatmap"]
+    overview = []
+    if payload["forest"]["rows"]:
+        overview.append(forest_chart(payload["forest"]))
+    if payload["rates"]:
+        overview.append(rate_chart(payload["rates"], mark_baseline=not pairwise))
+    if heatmap["rows"]:
+        overview.append(
+            heatmap_chart(
+                payload["targets"],
+                cases["test_ids"],
+                cases["scores"],
+                heatmap["rows"],
+                baseline=-1 if pairwise else heatmap["baseline"],
+                total=heatmap["total"],
+            )
+        )
+    comparisons = [result] if isinstance(result, Comparison) else result.pairwise
+    parts = (
+        []
+        if pairwise or not overview
+        else ['<div class="charts">\n' + "\n".join(overview) + "\n</div>"]
+    )
+    parts += [
+        _comparison_section(i, shown, c, overview if pairwise else (), pairwise)
+        for i, (shown, c) in enumerate(zip(payload["comparisons"], comparisons, strict=True))
+    ]
+    if not comparisons:
+        parts.append('<p class="note">One target: nothing to compare.</p>')
+    return "\n".join(parts)
+
+
 def render_html(
     result: Comparison | MatrixComparison,
     *,
@@ -468,8 +601,6 @@ def render_html(
         nav: links (href, text) shown above the heading, as the dashboard puts its
             way back to the runs list; none in a report written to a file.
     """
-    from evaldelta import __version__
-
     if isinstance(result, MatrixComparison):
         payload = _matrix_payload(result, runs, max_text)
     else:
@@ -485,7 +616,8 @@ def render_html(
         }
     )
     heading = title or "evaldelta report"
-    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode()
+    script = report_script()
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     csp = (
         "default-src 'none'; "
         f"script-src 'sha256-{digest}'; "
@@ -500,18 +632,16 @@ def render_html(
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<link rel="icon" href="data:,">\n'
         f"<title>{_plain(heading)}</title>\n"
-        f"<style>\n{CSS}{NAV_CSS if nav else ''}</style>\n"
+        f"<style>\n{report_stylesheet()}{NAV_CSS if nav else ''}</style>\n"
         "</head>\n<body>\n<header>\n"
         f"{_nav(nav)}"
         f"{_header(result, heading)}\n"
         "</header>\n"
-        '<main id="app"><noscript><p class="note">The charts and the case table need '
-        "JavaScript. The full comparison is in this file's source, as JSON, in the "
-        "element with id evaldelta-data.</p></noscript></main>\n"
+        f'<main id="app">\n{_main(result, payload)}\n</main>\n'
         f"<footer>Made by evaldelta {_plain(__version__)}. Self-contained: this file "
         "makes no network request.</footer>\n"
         f'<script type="application/json" id="evaldelta-data">{script_json(payload)}</script>\n'
-        f"<script>{SCRIPT}</script>\n"
+        f"<script>{script}</script>\n"
         "</body>\n</html>\n"
     )
 
