@@ -116,8 +116,8 @@ class TestCase:
     """One test of a suite: what the target is asked, and how its answer is scored.
 
     ``input`` is a string or a list of chat messages (``{"role", "content"}``);
-    ``threshold`` is the score at which an attempt passes (default 1.0 when every
-    assertion is pass/fail... see :mod:`evaldelta.runner.assertions`).
+    ``threshold`` is the score at which an attempt passes; without one, an attempt
+    passes when every assertion passed (see :func:`evaldelta.runner.assertions.combine`).
     """
 
     __test__ = False  # not a pytest class, whatever its name
