@@ -39,11 +39,13 @@ LAYERS = [
 FACADES = {
     ("evaldelta.model", "compare", "evaldelta.api"),
     ("evaldelta.model", "to_pandas", "evaldelta.report.frames"),
-    ("evaldelta.model", "", "evaldelta.pairing.pairwise"),  # Run.compare's return type
+    ("evaldelta.model", "", "evaldelta.analysis.comparison"),  # Run.compare's return type
     ("evaldelta.pairing.pairwise", "to_pandas", "evaldelta.report.frames"),
     ("evaldelta.pairing.pairwise", "_repr_html_", "evaldelta.report.html"),
     ("evaldelta.pairing.matrix", "to_pandas", "evaldelta.report.frames"),
     ("evaldelta.pairing.matrix", "_repr_html_", "evaldelta.report.html"),
+    ("evaldelta.analysis.comparison", "to_pandas", "evaldelta.report.frames"),
+    ("evaldelta.analysis.comparison", "_repr_html_", "evaldelta.report.html"),
 }
 
 

@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 from evaldelta._version import __version__
 
 __all__ = [
+    "Analysis",
     "Comparison",
     "EvalDeltaError",
     "EvalOutcome",
+    "Figures",
     "InputError",
     "MatchedCase",
     "MatrixComparison",
@@ -38,6 +40,7 @@ __all__ = [
     "Record",
     "Run",
     "RunComparison",
+    "RunNotFoundError",
     "RunStore",
     "Settings",
     "StoreError",
@@ -46,6 +49,7 @@ __all__ = [
     "TargetError",
     "UnknownFormatError",
     "UsageError",
+    "Verdict",
     "__version__",
     "compare",
     "compare_matrix",
@@ -58,7 +62,10 @@ __all__ = [
 
 _LAZY = {
     "compare": "evaldelta.api",
-    "Comparison": "evaldelta.pairing.pairwise",
+    "Comparison": "evaldelta.analysis.comparison",
+    "Analysis": "evaldelta.analysis",
+    "Figures": "evaldelta.analysis",
+    "Verdict": "evaldelta.analysis",
     "MatchedCase": "evaldelta.pairing.pairwise",
     "compare_matrix": "evaldelta.api",
     "compare_runs": "evaldelta.api",
@@ -71,7 +78,7 @@ _LAZY = {
     "StoredRun": "evaldelta.store",
     "open_store": "evaldelta.store",
     "Settings": "evaldelta.analysis",
-    "MatrixComparison": "evaldelta.pairing.matrix",
+    "MatrixComparison": "evaldelta.analysis.comparison",
     "load": "evaldelta.io",
     "Record": "evaldelta.model",
     "Run": "evaldelta.model",
@@ -82,12 +89,14 @@ _LAZY = {
     "UnknownFormatError": "evaldelta.errors",
     "UsageError": "evaldelta.errors",
     "StoreError": "evaldelta.errors",
+    "RunNotFoundError": "evaldelta.errors",
     "MissingDependencyError": "evaldelta.errors",
 }
 
 if TYPE_CHECKING:
     from evaldelta import scorers
-    from evaldelta.analysis import Settings
+    from evaldelta.analysis import Analysis, Figures, Settings, Verdict
+    from evaldelta.analysis.comparison import Comparison, MatrixComparison
     from evaldelta.analysis.scorers import RunComparison
     from evaldelta.api import compare, compare_matrix, compare_runs, evaluate
     from evaldelta.errors import (
@@ -96,6 +105,7 @@ if TYPE_CHECKING:
         MissingDependencyError,
         PairingError,
         ParseError,
+        RunNotFoundError,
         StoreError,
         TargetError,
         UnknownFormatError,
@@ -103,8 +113,7 @@ if TYPE_CHECKING:
     )
     from evaldelta.io import load
     from evaldelta.model import Record, Run
-    from evaldelta.pairing.matrix import MatrixComparison
-    from evaldelta.pairing.pairwise import Comparison, MatchedCase
+    from evaldelta.pairing.pairwise import MatchedCase
     from evaldelta.runner.engine import EvalOutcome
     from evaldelta.store import RunStore, StoredRun, StoredSuite, open_store
 

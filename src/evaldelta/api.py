@@ -1,7 +1,9 @@
 """The public entry points: load, pair, compute the statistics, decide.
 
-``evaldelta.compare`` and ``evaldelta.compare_matrix`` return results whose
-``analysis`` holds every figure and the verdict; ``to_dict()`` of each is exactly
+``evaldelta.compare`` and ``evaldelta.compare_matrix`` return a
+:class:`~evaldelta.analysis.comparison.Comparison` and a
+:class:`~evaldelta.analysis.comparison.MatrixComparison`: the pairing and its
+analysis (every figure and the verdict); ``to_dict()`` of each is exactly
 what the command line prints with ``--json``. ``evaldelta.compare_runs`` is the plain
 per-scorer regression check of two stored runs (no intervals, no verdict).
 ``evaldelta.evaluate`` runs a suite (a YAML file, or a dataset and a task function)
@@ -16,14 +18,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis import Settings, analyze
+from evaldelta.analysis.comparison import Comparison, MatrixComparison
 from evaldelta.analysis.settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import Cases, cases
-from evaldelta.pairing.matrix import MatrixComparison, build_matrix_and_cases
+from evaldelta.pairing.matrix import build_matrix_and_cases
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
-    Comparison,
     as_run,
     compare_cases,
     label_for,
@@ -144,9 +146,9 @@ def compare(
             cand = _restrict(cand, set(cand.test_ids) - edited)
     else:
         edited = set()
-    c = compare_cases(base, cand, st.threshold)
+    paired = compare_cases(base, cand, st.threshold)
     analysis = analyze(
-        c,
+        paired,
         base,
         cand,
         base_run,
@@ -157,9 +159,7 @@ def compare(
         all_cases=full,
         edited=len(edited),
     )
-    from dataclasses import replace
-
-    return replace(c, analysis=analysis)
+    return Comparison(paired, analysis)
 
 
 def compare_matrix(
@@ -177,8 +177,6 @@ def compare_matrix(
     level 1 - alpha/k (Bonferroni) so that the chance of any false Better or Worse
     stays at most alpha. Without one, every pair is compared at level 1 - alpha.
     """
-    from dataclasses import replace
-
     st = _settings(settings, threshold)
     r = as_run(run, _extra(st))
     if scorer is not None:
@@ -190,9 +188,9 @@ def compare_matrix(
     bonferroni = baseline is not None and k > 1
     level = 1 - st.alpha / k if bonferroni else st.level
     analysed = [
-        replace(
+        Comparison(
             p,
-            analysis=analyze(
+            analyze(
                 p,
                 columns[p.baseline],
                 columns[p.candidate],
@@ -205,7 +203,7 @@ def compare_matrix(
         )
         for p in m.pairwise
     ]
-    return replace(m, pairwise=analysed)
+    return MatrixComparison(m, analysed)
 
 
 def compare_runs(

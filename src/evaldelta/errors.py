@@ -9,6 +9,7 @@ wrong, where (``path:line`` when there is a line), and how to mend it::
     │   └── UnknownFormatError  a file no reader recognises
     ├── PairingError          runs that cannot be paired (no common cases, unknown target)
     ├── StoreError            a run store we cannot use (no such run, newer schema, locked)
+    │   └── RunNotFoundError  a run reference (id or name) that names no stored run
     ├── UsageError            options that contradict each other
     ├── TargetError           a target that cannot be used (401/403/404, no such function)
     └── MissingDependencyError  an optional package a feature needs is not installed

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
     BoolArray = npt.NDArray[np.bool_]
 
-    from evaldelta.pairing.pairwise import Comparison
+    from evaldelta.analysis.comparison import Comparison
 
 __all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "Record", "Run"]
 
@@ -636,7 +636,7 @@ class Run:
     ) -> Comparison:
         """This run as the candidate against ``baseline``: ``after.compare(before)`` is
         ``evaldelta.compare(before, after)``, keyword options passed through, and returns
-        the same :class:`~evaldelta.pairing.pairwise.Comparison`."""
+        the same :class:`~evaldelta.analysis.comparison.Comparison`."""
         from evaldelta.api import compare
 
         return compare(baseline, self, threshold, **options)

@@ -37,9 +37,8 @@ def simulate(shift: float, seed: int) -> tuple[float, float, float]:
         base = (rng.random(CASES) < p).astype(float)
         cand = (rng.random(CASES) < np.minimum(p + shift, 1.0)).astype(float)
         c = compare(_run(base, ids), _run(cand, ids), settings=settings)
-        assert c.analysis is not None
-        kind = c.analysis.verdict.kind  # type: ignore[attr-defined]
-        iv = c.analysis.figures.score  # type: ignore[attr-defined]
+        kind = c.verdict.kind
+        iv = c.figures.score
         better += kind == "Better"
         worse += kind == "Worse"
         covered += iv.ci_low <= true_delta <= iv.ci_high

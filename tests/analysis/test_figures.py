@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaldelta.analysis import Settings
+from evaldelta.analysis import Figures, Settings
 from evaldelta.api import compare, compare_matrix
 from evaldelta.model import Record, Run
 
@@ -15,10 +15,9 @@ def run(rows: list[tuple[str, list[float]]], **fields: object) -> Run:
     )
 
 
-def figures(base: Run, cand: Run, **kw: object):  # type: ignore[no-untyped-def]
+def figures(base: Run, cand: Run, **kw: object) -> Figures:
     c = compare(base, cand, settings=Settings(**kw))  # type: ignore[arg-type]
-    assert c.analysis is not None
-    return c.analysis.figures  # type: ignore[attr-defined]
+    return c.figures
 
 
 def test_mcnemar_counts_clean_flips_only() -> None:
@@ -73,11 +72,11 @@ def test_latency_excludes_waits_and_scorers_and_categories() -> None:
 def test_bonferroni_in_matrix_with_baseline() -> None:
     recs = [Record(f"q{i}", float(i % 2), target=t) for t in ("a", "b", "c") for i in range(20)]
     m = compare_matrix(Run.from_records(recs), baseline="a")
-    levels = [p.analysis.figures.level for p in m.pairwise]  # type: ignore[union-attr]
+    levels = [p.figures.level for p in m.pairwise]
     assert levels == [pytest.approx(1 - 0.05 / 2)] * 2
     assert "Bonferroni" in m.pairwise[0].to_dict()["statistics"]["adjustment"]
     every_pair = compare_matrix(Run.from_records(recs))
-    assert {p.analysis.figures.level for p in every_pair.pairwise} == {0.95}  # type: ignore[union-attr]
+    assert {p.figures.level for p in every_pair.pairwise} == {0.95}
 
 
 def test_cluster_bootstrap_is_wider_for_grouped_questions() -> None:

@@ -27,13 +27,13 @@ def runs(base: list[float], cand: list[float]) -> tuple[Run, Run]:
 
 def verdict(base: list[float], cand: list[float]) -> str:
     c = compare(*runs(base, cand))
-    return c.analysis.verdict.kind  # type: ignore[union-attr]
+    return c.verdict.kind
 
 
 def test_one_case_is_never_enough() -> None:
     assert verdict([0.2], [0.9]) == "Inconclusive"
     c = compare(*runs([0.2], [0.9]))
-    assert "too few cases to tell (1)" in c.analysis.verdict.reason  # type: ignore[union-attr]
+    assert "too few cases to tell (1)" in c.verdict.reason
 
 
 def test_three_flips_are_not_proof() -> None:
@@ -58,7 +58,7 @@ def test_small_samples_are_calibrated(n: int) -> None:
             Run.from_columns(source="b", format="t", test_id=ids, score=b.tolist()),
             settings=settings,
         )
-        called += c.analysis.verdict.kind in ("Better", "Worse")  # type: ignore[union-attr]
+        called += c.verdict.kind in ("Better", "Worse")
     assert called / sims <= 0.07, called / sims
 
 
@@ -181,7 +181,7 @@ def test_cost_from_nothing_is_a_trade_off() -> None:
     cand = Run.from_columns(
         source="b", format="t", test_id=ids, score=[1.0] * 60, cost_usd=[0.1] * 60
     )
-    v = compare(base, cand).analysis.verdict  # type: ignore[union-attr]
+    v = compare(base, cand).verdict
     assert v.kind == "Trade-off"
     assert "costlier (from nothing" in v.reason
 

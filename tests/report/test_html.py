@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from evaldelta.analysis.comparison import Comparison
 from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.pairwise import Comparison
 from evaldelta.report.html import (
     render_html,
     render_html_summary,

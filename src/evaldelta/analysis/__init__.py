@@ -14,7 +14,7 @@ from evaldelta.analysis.verdict import Verdict, decide
 if TYPE_CHECKING:
     from evaldelta.model import IntArray, Run
     from evaldelta.pairing.cases import Cases
-    from evaldelta.pairing.pairwise import Comparison
+    from evaldelta.pairing.pairwise import Pairing
 
 __all__ = [
     "Analysis",
@@ -62,7 +62,7 @@ class Analysis:
 
 
 def analyze(
-    c: Comparison,
+    c: Pairing,
     base_cases: Cases,
     cand_cases: Cases,
     base_run: Run,
@@ -137,7 +137,7 @@ def _field_values(run: Run, name: str, records: IntArray) -> list[Any]:
     return [column[i] for i in records.tolist()]
 
 
-def _clusters(c: Comparison, run: Run, name: str | None) -> IntArray | None:
+def _clusters(c: Pairing, run: Run, name: str | None) -> IntArray | None:
     """Cluster code per matched case; a case without a value is a cluster of its own."""
     import numpy as np
 
@@ -158,7 +158,7 @@ def _clusters(c: Comparison, run: Run, name: str | None) -> IntArray | None:
     return np.asarray(codes, dtype=np.int64)
 
 
-def _categories(c: Comparison, base_run: Run, cand_run: Run) -> list[str | None] | None:
+def _categories(c: Pairing, base_run: Run, cand_run: Run) -> list[str | None] | None:
     if not base_run.categories and not cand_run.categories:
         return None
     base = _field_values(base_run, "category", c.left.first_record)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evaldelta.model import Run
     from evaldelta.pairing.cases import Cases
-    from evaldelta.pairing.pairwise import Comparison
+    from evaldelta.pairing.pairwise import Pairing
 
 __all__ = ["INFRA_LIMIT", "DatasetCheck", "Problem", "check_fairness", "dataset_hash", "differs_in"]
 
@@ -103,7 +103,7 @@ def _typical_attempts(cases: Cases) -> int:
 
 
 def check_fairness(
-    c: Comparison,
+    c: Pairing,
     base_cases: Cases,
     cand_cases: Cases,
     base_run: Run,

@@ -18,7 +18,7 @@ from evaldelta.pairing.pairwise import LOSS, TIE, WIN, classify_all, clean
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
     from evaldelta.pairing.cases import Cases
-    from evaldelta.pairing.pairwise import Comparison
+    from evaldelta.pairing.pairwise import Pairing
     from evaldelta.stats import Interval, McNemarResult, SignFlipResult
 
 __all__ = [
@@ -258,7 +258,7 @@ _METRICS = (
 
 
 def compute_figures(
-    c: Comparison,
+    c: Pairing,
     settings: Settings,
     *,
     level: float | None = None,

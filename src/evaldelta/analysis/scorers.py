@@ -28,7 +28,7 @@ from evaldelta.pairing.pairwise import TOLERANCE, clean
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
     from evaldelta.pairing.cases import Cases
-    from evaldelta.pairing.pairwise import Comparison
+    from evaldelta.pairing.pairwise import Pairing
 
 __all__ = [
     "DEFAULT_REGRESSION_THRESHOLD",
@@ -296,7 +296,7 @@ def _mean_delta(baseline: FloatArray, candidate: FloatArray) -> float | None:
 
 
 def compare_scorers(
-    c: Comparison,
+    c: Pairing,
     tolerance: float = DEFAULT_TOLERANCE,
     regression_threshold: float = DEFAULT_REGRESSION_THRESHOLD,
     *,

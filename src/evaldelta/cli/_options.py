@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.errors import UsageError
+
+if TYPE_CHECKING:
+    from evaldelta.model import Run
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
@@ -135,7 +138,7 @@ def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:
     return merged
 
 
-def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) -> Any:
+def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) -> Run:
     """Load a results file as the options say. An argument that is no existing path is
     looked up in the run store: a number as a run id, anything else as a run name (the
     latest run of that name)."""

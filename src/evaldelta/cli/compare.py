@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import (
     EXIT_CANNOT_JUDGE,
@@ -22,6 +22,10 @@ from evaldelta.cli._options import (
     settings_from,
 )
 from evaldelta.errors import UsageError
+
+if TYPE_CHECKING:
+    from evaldelta.analysis.comparison import Comparison, MatrixComparison
+    from evaldelta.model import Run
 
 HELP = """\
 modes:
@@ -72,7 +76,7 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(run=run)
 
 
-def load_run(args: argparse.Namespace, path: str) -> Any:
+def load_run(args: argparse.Namespace, path: str) -> Run:
     """Load a results file as the options say; with inputs and outputs for HTML, which
     shows them (the other formats never do, so they skip the cost)."""
     return load_for(args, path, keep_text=args.format == "html")
@@ -80,12 +84,12 @@ def load_run(args: argparse.Namespace, path: str) -> Any:
 
 def render_report(
     args: argparse.Namespace,
-    result: Any,
-    runs: tuple[Any, ...],
+    result: Comparison | MatrixComparison,
+    runs: tuple[Run, ...],
     gate: tuple[int, str] | None = None,
 ) -> str | None:
     """The report in a Markdown, HTML or JUnit --format, or None for the other formats."""
-    from evaldelta.pairing.matrix import MatrixComparison
+    from evaldelta.analysis.comparison import MatrixComparison
 
     if args.format == "markdown":
         from evaldelta.report.markdown import render_markdown, render_matrix_markdown
@@ -128,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
 
-    def load(path: str) -> Any:
+    def load(path: str) -> Run:
         return load_run(args, path)
 
     if len(files) == 2:
@@ -137,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         from evaldelta.api import compare
 
         runs = (load(files[0]), load(files[1]))
-        result: Any = compare(
+        result = compare(
             runs[0],
             runs[1],
             baseline_target=args.baseline,
@@ -148,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         )
         shown = shown_runs(args, runs)
         del runs  # the records, unless the report shows them: free them before rendering
-        return _emit(args, result, pairwise=True, runs=shown)
+        return _emit(args, result, runs=shown)
 
     run_ = load(files[0])
     if args.candidate is not None:
@@ -169,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         )
         shown = shown_runs(args, (run_,))
         del run_  # the records, unless the report shows them: free them before rendering
-        return _emit(args, result, pairwise=True, runs=shown)
+        return _emit(args, result, runs=shown)
 
     from evaldelta.api import compare_matrix
 
@@ -178,16 +182,20 @@ def run(args: argparse.Namespace) -> int:
     )
     shown = shown_runs(args, (run_,))
     del run_  # the records, unless the report shows them: free them before rendering
-    return _emit(args, matrix, pairwise=False, runs=shown)
+    return _emit(args, matrix, runs=shown)
 
 
-def shown_runs(args: argparse.Namespace, runs: tuple[Any, ...]) -> tuple[Any, ...]:
+def shown_runs(args: argparse.Namespace, runs: tuple[Run, ...]) -> tuple[Run, ...]:
     """The runs a report needs beside the result: the HTML report shows their records;
     the other formats need none, so a million records need not outlive the figures."""
     return runs if args.format == "html" else ()
 
 
-def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool, runs: tuple[Any, ...]) -> int:
+def _emit(
+    args: argparse.Namespace, result: Comparison | MatrixComparison, *, runs: tuple[Run, ...]
+) -> int:
+    from evaldelta.analysis.comparison import MatrixComparison
+
     report = render_report(args, result, runs)
     if report is not None:
         text = report
@@ -200,7 +208,7 @@ def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool, runs: tuple[
             sys.stdout.flush()
             sys.stdout.buffer.write(text.encode("utf-8"))
             sys.stdout.flush()
-            return _exit_code(result, pairwise=pairwise)
+            return _exit_code(result)
     else:
         from evaldelta.report.table import render_matrix_table, render_table
 
@@ -208,17 +216,20 @@ def _emit(args: argparse.Namespace, result: Any, *, pairwise: bool, runs: tuple[
         color = use_color(args.color, None if args.output else sys.stdout)
         unicode = args.output is not None or can_show("✓✗→─Δ")
         text = (
-            render_table(result, color=color, unicode=unicode)
-            if pairwise
-            else render_matrix_table(result, color=color, unicode=unicode)
+            render_matrix_table(result, color=color, unicode=unicode)
+            if isinstance(result, MatrixComparison)
+            else render_table(result, color=color, unicode=unicode)
         )
     write_output(text, args.output)
-    return _exit_code(result, pairwise=pairwise)
+    return _exit_code(result)
 
 
-def _exit_code(result: Any, *, pairwise: bool) -> int:
-    """0 pass, 1 regression, 2 cannot judge (nothing in common to compare)."""
-    if pairwise:
+def _exit_code(result: Comparison | MatrixComparison) -> int:
+    """0 pass, 1 regression (a mean delta below 0: the seeds' rule, not the verdict),
+    2 cannot judge (nothing in common to compare)."""
+    from evaldelta.analysis.comparison import Comparison
+
+    if isinstance(result, Comparison):
         if not result.test_ids:
             _cannot_judge(f"no test ids in common between {result.baseline} and {result.candidate}")
             return EXIT_CANNOT_JUDGE

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import (
     EXIT_CANNOT_JUDGE,
@@ -29,6 +29,9 @@ from evaldelta.cli._options import (
 )
 from evaldelta.cli.compare import REPORT_FORMATS, load_run, render_report, shown_runs
 from evaldelta.errors import UsageError
+
+if TYPE_CHECKING:
+    from evaldelta.analysis.comparison import Comparison
 
 HELP = """\
 exit codes:
@@ -164,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _WithGate:
-    def __init__(self, result: Any, code: int, decision: str) -> None:
+    """A comparison's JSON with the gate's decision first."""
+
+    def __init__(self, result: Comparison, code: int, decision: str) -> None:
         self.result, self.code, self.decision = result, code, decision
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,20 +180,20 @@ class _WithGate:
         }
 
 
-def _with_gate(result: Any, code: int, decision: str) -> _WithGate:
+def _with_gate(result: Comparison, code: int, decision: str) -> _WithGate:
     return _WithGate(result, code, decision)
 
 
-def decide_gate(result: Any, args: argparse.Namespace) -> tuple[int, str]:
-    """The exit code and the one-line reason for it (the policy of this command)."""
-    analysis = result.analysis
-    refusals = analysis.refusals
+def decide_gate(result: Comparison, args: argparse.Namespace) -> tuple[int, str]:
+    """The exit code and the one-line reason for it (the policy of this command): from
+    the verdict (Worse blocks), not from the mean delta alone."""
+    refusals = result.refusals
     if refusals:
         return EXIT_CANNOT_JUDGE, "cannot judge: " + "; ".join(p.message for p in refusals)
     if not result.test_ids:
         return EXIT_CANNOT_JUDGE, "cannot judge: no cases in common"
-    verdict = analysis.verdict
-    figures = analysis.figures
+    verdict = result.verdict
+    figures = result.figures
     if verdict.kind == "Worse":
         return EXIT_REGRESSION, f"block: {verdict.sentence()}"
     rate = figures.pass_rates.candidate.estimate

@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 from evaldelta.pairing.cases import CaseMatrix, Cases, case_matrix, cases
-from evaldelta.pairing.matrix import MatrixComparison, build_matrix
+from evaldelta.pairing.matrix import MatrixPairing, build_matrix
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
     TOLERANCE,
-    Comparison,
     MatchedCase,
+    Pairing,
     Summary,
     classify,
     compare_cases,
@@ -24,9 +24,9 @@ __all__ = [
     "TOLERANCE",
     "CaseMatrix",
     "Cases",
-    "Comparison",
     "MatchedCase",
-    "MatrixComparison",
+    "MatrixPairing",
+    "Pairing",
     "Summary",
     "build_matrix",
     "case_matrix",

@@ -23,7 +23,7 @@ from evaldelta.pairing.cases import (
 )
 from evaldelta.pairing.pairwise import (
     DEFAULT_THRESHOLD,
-    Comparison,
+    Pairing,
     check_threshold,
     clean_all,
     compare_cases,
@@ -32,12 +32,14 @@ from evaldelta.pairing.pairwise import (
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray, IntArray
 
-__all__ = ["MatrixComparison", "build_matrix", "build_matrix_and_cases"]
+__all__ = ["MatrixPairing", "build_matrix", "build_matrix_and_cases", "matrix_dict"]
 
 
 @dataclass(frozen=True)
-class MatrixComparison:
-    """Scores of every test id by every target, and the pairwise comparisons.
+class MatrixPairing:
+    """Scores of every test id by every target, and the pairings of targets (no
+    statistics: :func:`evaldelta.compare_matrix` adds them in a
+    :class:`evaldelta.MatrixComparison`).
 
     ``scores[i, j]`` is test ``i``'s mean score for target ``j`` (NaN when the
     target has no record of it); ``attempts[i, j]`` counts the attempts behind it.
@@ -51,11 +53,11 @@ class MatrixComparison:
     scores: FloatArray
     attempts: IntArray
     errors: IntArray
-    pairwise: list[Comparison]
+    pairwise: list[Pairing]
 
     @property
-    def regressions(self) -> list[Comparison]:
-        """Comparisons against the baseline whose mean delta is negative."""
+    def regressions(self) -> list[Pairing]:
+        """Pairings against the baseline whose mean delta is negative."""
         if self.baseline is None:
             return []
         return [p for p in self.pairwise if p.baseline == self.baseline and p.regressed]
@@ -66,47 +68,11 @@ class MatrixComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data in the documented JSON shape: ``targets``, ``matrix``, ``pairwise``."""
-        import numpy as np
-
-        targets = self.targets
-        k = len(targets)
-        cleaned = clean_all(self.scores.ravel().tolist())  # each distinct score once
-        # Rows as tuples of k, grouped in C (k may be 0: then empty rows).
-        n = len(self.test_ids)
-        ran = self.attempts.ravel().tolist()
-        score_rows = list(zip(*[iter(cleaned)] * k, strict=True)) if k else [()] * n
-        attempt_rows = list(zip(*[iter(ran)] * k, strict=True)) if k else [()] * n
-        scores: Iterable[dict[str, Any]]
-        attempts: Iterable[dict[str, Any]]
-        if bool((self.attempts > 0).all()):
-            # Every target ran every case (the usual matrix): whole rows, built in C.
-            scores = map(dict, map(zip, repeat(targets), score_rows))
-            attempts = map(dict, map(zip, repeat(targets), attempt_rows))
-        else:
-            scores = (
-                {t: s for t, s, a in zip(targets, row, done, strict=True) if a > 0}
-                for row, done in zip(score_rows, attempt_rows, strict=True)
-            )
-            attempts = (
-                {t: a for t, a in zip(targets, done, strict=True) if a > 0} for done in attempt_rows
-            )
-        rows: list[dict[str, Any]] = [
-            {"test_id": tid, "scores": s, "attempts": a}
-            for tid, s, a in zip(self.test_ids, scores, attempts, strict=True)
-        ]
-        with_errors = np.flatnonzero(self.errors.any(axis=1))
-        for i, errors in zip(with_errors.tolist(), self.errors[with_errors].tolist(), strict=True):
-            rows[i]["errors"] = {t: e for t, e in zip(targets, errors, strict=True) if e > 0}
-        return {
-            "source": self.source,
-            "targets": list(self.targets),
-            "baseline": self.baseline,
-            "threshold": self.threshold,
-            "matrix": rows,
-            "pairwise": [p.to_dict() for p in self.pairwise],
-            "regressions": [p.candidate for p in self.regressions],
-            "errors": dict(zip(self.targets, self.errors.sum(axis=0).tolist(), strict=True)),
-        }
+        return matrix_dict(
+            self,
+            [p.to_dict() for p in self.pairwise],
+            [p.candidate for p in self.regressions],
+        )
 
     # -- conveniences that hand over to the renderers (imported when called) -------
 
@@ -124,6 +90,55 @@ class MatrixComparison:
         return render_html_summary(self)
 
 
+def matrix_dict(
+    m: MatrixPairing, pairwise: list[dict[str, Any]], regressions: list[str]
+) -> dict[str, Any]:
+    """The JSON shape of a matrix, with ``pairwise`` (each pair's ``to_dict()``) and
+    ``regressions`` (the candidates that regressed) as given: shared by
+    :class:`MatrixPairing` and :class:`evaldelta.MatrixComparison`."""
+    import numpy as np
+
+    targets = m.targets
+    k = len(targets)
+    cleaned = clean_all(m.scores.ravel().tolist())  # each distinct score once
+    # Rows as tuples of k, grouped in C (k may be 0: then empty rows).
+    n = len(m.test_ids)
+    ran = m.attempts.ravel().tolist()
+    score_rows = list(zip(*[iter(cleaned)] * k, strict=True)) if k else [()] * n
+    attempt_rows = list(zip(*[iter(ran)] * k, strict=True)) if k else [()] * n
+    scores: Iterable[dict[str, Any]]
+    attempts: Iterable[dict[str, Any]]
+    if bool((m.attempts > 0).all()):
+        # Every target ran every case (the usual matrix): whole rows, built in C.
+        scores = map(dict, map(zip, repeat(targets), score_rows))
+        attempts = map(dict, map(zip, repeat(targets), attempt_rows))
+    else:
+        scores = (
+            {t: s for t, s, a in zip(targets, row, done, strict=True) if a > 0}
+            for row, done in zip(score_rows, attempt_rows, strict=True)
+        )
+        attempts = (
+            {t: a for t, a in zip(targets, done, strict=True) if a > 0} for done in attempt_rows
+        )
+    rows: list[dict[str, Any]] = [
+        {"test_id": tid, "scores": s, "attempts": a}
+        for tid, s, a in zip(m.test_ids, scores, attempts, strict=True)
+    ]
+    with_errors = np.flatnonzero(m.errors.any(axis=1))
+    for i, errors in zip(with_errors.tolist(), m.errors[with_errors].tolist(), strict=True):
+        rows[i]["errors"] = {t: e for t, e in zip(targets, errors, strict=True) if e > 0}
+    return {
+        "source": m.source,
+        "targets": list(m.targets),
+        "baseline": m.baseline,
+        "threshold": m.threshold,
+        "matrix": rows,
+        "pairwise": pairwise,
+        "regressions": regressions,
+        "errors": dict(zip(m.targets, m.errors.sum(axis=0).tolist(), strict=True)),
+    }
+
+
 def build_matrix(
     run: Run | str | os.PathLike[str],
     targets: Sequence[str] | None = None,
@@ -131,7 +146,7 @@ def build_matrix(
     threshold: float = DEFAULT_THRESHOLD,
     *,
     pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-) -> MatrixComparison:
+) -> MatrixPairing:
     """Pair every target of a combined run (or those listed in ``targets``), no statistics.
 
     Raises:
@@ -152,7 +167,7 @@ def build_matrix_and_cases(
     threshold: float = DEFAULT_THRESHOLD,
     *,
     pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-) -> tuple[MatrixComparison, dict[str, Cases]]:
+) -> tuple[MatrixPairing, dict[str, Cases]]:
     """:func:`build_matrix`, and the cases of each target (all of them, by name), which
     the statistics of each pair need: worked out once for both."""
     check_threshold(threshold)
@@ -181,7 +196,7 @@ def build_matrix_and_cases(
 
     grid = case_matrix(run, codes, pass_threshold=pass_threshold)
     columns = [grid.column(j, label=t) for j, t in enumerate(names)]
-    pairwise: list[Comparison] = []
+    pairwise: list[Pairing] = []
     if baseline is not None:
         b = names.index(baseline)
         pairwise = [
@@ -193,7 +208,7 @@ def build_matrix_and_cases(
             for i in range(len(names))
             for j in range(i + 1, len(names))
         ]
-    matrix = MatrixComparison(
+    matrix = MatrixPairing(
         source=run.source,
         targets=names,
         baseline=baseline,

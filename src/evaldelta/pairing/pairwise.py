@@ -12,7 +12,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOLERANCE",
-    "Comparison",
     "MatchedCase",
+    "Pairing",
     "Summary",
     "classify",
     "compare_cases",
@@ -119,14 +119,14 @@ class Summary:
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """The result of comparing a candidate with a baseline, case by case.
+class Pairing:
+    """A candidate paired with a baseline, case by case: no statistics, no verdict.
 
     Columns (``test_ids``, ``score1``, ...) hold the matched cases in the
     baseline's order; ``left`` and ``right`` are the matched cases of each side with
-    every per-case figure, aligned row by row. ``analysis`` holds the statistics and
-    the verdict once computed (see :func:`evaldelta.compare`). ``to_dict()`` is
-    exactly what ``--format json`` prints.
+    every per-case figure, aligned row by row. :func:`evaldelta.compare` adds the
+    statistics and the verdict in a :class:`evaldelta.Comparison`. ``to_dict()`` is the
+    seeds' JSON shape (``matched``, ``unmatched``, ``summary``).
     """
 
     baseline: str
@@ -152,7 +152,6 @@ class Comparison:
     left: Cases
     right: Cases
     not_run: list[str] = field(default_factory=list)
-    analysis: Analysed | None = None
     summary: Summary = field(init=False)
 
     def __post_init__(self) -> None:
@@ -181,7 +180,8 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        """True when the candidate's mean score is below the baseline's."""
+        """True when the mean delta is below 0 (``status == "regressed"``): the plain
+        mean-delta status, not the verdict Worse (see ``Comparison.verdict``)."""
         return self.summary.mean_delta < 0
 
     @property
@@ -249,7 +249,6 @@ class Comparison:
                 "file1_ids": list(self.unmatched_baseline),
                 "file2_ids": list(self.unmatched_candidate),
             },
-            **(self.analysis.to_dict() if self.analysis is not None else {}),
             "summary": {
                 "total": s.total,
                 "matched": s.matched,
@@ -279,15 +278,9 @@ class Comparison:
         return render_html_summary(self)
 
 
-class Analysed(Protocol):
-    """What the statistics layer attaches to a comparison."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
 def compare_cases(
     baseline: Cases, candidate: Cases, threshold: float = DEFAULT_THRESHOLD
-) -> Comparison:
+) -> Pairing:
     """Pair two sets of cases by test id and compare them."""
     import numpy as np
 
@@ -313,7 +306,7 @@ def compare_cases(
     score1 = left.score
     score2 = right.score
     delta = score2 - score1
-    return Comparison(
+    return Pairing(
         baseline=baseline.label,
         candidate=candidate.label,
         baseline_source=baseline.source,
@@ -367,7 +360,7 @@ def pair(
     baseline_target: str | None = None,
     candidate_target: str | None = None,
     pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-) -> Comparison:
+) -> Pairing:
     """Pair a candidate run with a baseline run, case by case (no statistics: see
     :func:`evaldelta.compare` for those).
 

@@ -6,11 +6,20 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+
+from evaldelta.analysis.comparison import Comparison, MatrixComparison
+from evaldelta.pairing.matrix import MatrixPairing
+from evaldelta.pairing.pairwise import Pairing
 
 if TYPE_CHECKING:
     from evaldelta.analysis import Analysis
-    from evaldelta.pairing.pairwise import Comparison
+
+#: What a pairwise renderer formats: a comparison (with statistics and a verdict), or a
+#: plain pairing (the seeds' output: cases, wins and losses, mean delta).
+Pairwise = Comparison | Pairing
+#: What a matrix renderer formats: the same, for every target of a combined run.
+Matrix = MatrixComparison | MatrixPairing
 
 _CODES = {
     "bold": "1",
@@ -88,9 +97,9 @@ def clip_list(items: list[str], total: int | None = None, limit: int = 5) -> str
     return shown if total <= limit else f"{shown}, ... (+{total - limit} more)"
 
 
-def analysis_of(c: Comparison) -> Analysis | None:
-    """The statistics attached to a comparison (typed for the renderers)."""
-    return cast("Analysis | None", c.analysis)
+def analysis_of(c: Pairwise) -> Analysis | None:
+    """The statistics of a comparison; ``None`` for a plain pairing."""
+    return c.analysis if isinstance(c, Comparison) else None
 
 
 def signed_metric(x: float, fmt: Callable[[float], str]) -> str:

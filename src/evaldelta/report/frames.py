@@ -12,15 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import MissingDependencyError
-from evaldelta.report._text import analysis_of
+from evaldelta.report._text import Matrix, Pairwise, analysis_of
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     from evaldelta.model import IntArray, Run
-    from evaldelta.pairing.matrix import MatrixComparison
-    from evaldelta.pairing.pairwise import Comparison
 
 __all__ = ["PANDAS_EXTRA", "comparison_frame", "import_pandas", "matrix_frame", "run_frame"]
 
@@ -100,7 +98,7 @@ def run_frame(run: Run) -> Any:
     return pd.DataFrame(data)
 
 
-def comparison_frame(c: Comparison) -> Any:
+def comparison_frame(c: Pairwise) -> Any:
     """One row per matched case, in the baseline's order: ``test_id``, ``category``
     (when the runs have categories), baseline and candidate score, ``delta``,
     ``outcome`` (win / tie / loss at the comparison's threshold), then per side the
@@ -144,7 +142,7 @@ def comparison_frame(c: Comparison) -> Any:
     return pd.DataFrame(data)
 
 
-def matrix_frame(m: MatrixComparison) -> Any:
+def matrix_frame(m: Matrix) -> Any:
     """One row per test id (the index, named ``test_id``), one column per target: its
     mean score over its attempts (NaN where the target has no record of the test)."""
     pd = import_pandas("MatrixComparison.to_pandas()")

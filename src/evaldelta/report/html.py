@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 from evaldelta._version import __version__
 from evaldelta.analysis.histogram import delta_histogram
 from evaldelta.analysis.verdict import level_text
-from evaldelta.pairing.matrix import MatrixComparison
-from evaldelta.pairing.pairwise import Comparison, clean_all
-from evaldelta.report._text import analysis_of, plural
+from evaldelta.pairing.pairwise import clean_all
+from evaldelta.report._text import Matrix, Pairwise, analysis_of, plural
 from evaldelta.report.markdown import comparison_row, count_lines, figure_rows, mcnemar_line
 from evaldelta.report.svg import (
     VERDICT_CLASS,
@@ -166,7 +165,7 @@ def _interval(iv: Interval, scale: float = 1.0) -> dict[str, Any]:
     }
 
 
-def _comparison(c: Comparison, columns: tuple[int, int], rows: list[int] | None) -> dict[str, Any]:
+def _comparison(c: Pairwise, columns: tuple[int, int], rows: list[int] | None) -> dict[str, Any]:
     """What the page shows about one comparison, formatted as the Markdown is."""
     a = analysis_of(c)
     s = c.summary
@@ -226,7 +225,7 @@ def _rate(target: str, iv: Interval, mean: float, baseline: bool, level: float) 
 
 
 def _rates(
-    comparisons: Sequence[Comparison], targets: Sequence[str], baseline: str | None
+    comparisons: Sequence[Pairwise], targets: Sequence[str], baseline: str | None
 ) -> list[dict[str, Any]]:
     """Per target, its pass rate and interval, from the first comparison it takes part in."""
     found: dict[str, dict[str, Any]] = {}
@@ -243,7 +242,7 @@ def _rates(
     return [found[t] for t in targets if t in found]
 
 
-def _forest_pairwise(c: Comparison) -> dict[str, Any]:
+def _forest_pairwise(c: Pairwise) -> dict[str, Any]:
     a = analysis_of(c)
     if a is None or not c.test_ids:
         return {"rows": [], "unit": "", "digits": 1, "level": ""}
@@ -266,7 +265,7 @@ def _forest_pairwise(c: Comparison) -> dict[str, Any]:
     }
 
 
-def _forest_matrix(m: MatrixComparison) -> dict[str, Any]:
+def _forest_matrix(m: Matrix) -> dict[str, Any]:
     analysed = [(p, a) for p in m.pairwise if (a := analysis_of(p)) is not None]
     if not analysed:
         return {"rows": [], "unit": "", "digits": 1, "level": ""}
@@ -306,7 +305,7 @@ def _score(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 12)
 
 
-def _pairwise_payload(c: Comparison, runs: Sequence[Run], max_text: int) -> dict[str, Any]:
+def _pairwise_payload(c: Pairwise, runs: Sequence[Run], max_text: int) -> dict[str, Any]:
     base_run = runs[0] if runs else None
     cand_run = runs[1] if len(runs) > 1 else base_run
     left, right = c.left.first_record, c.right.first_record
@@ -374,7 +373,7 @@ def _first_records(run: Run, test_ids: Sequence[str], targets: Sequence[str]) ->
     return out
 
 
-def _matrix_payload(m: MatrixComparison, runs: Sequence[Run], max_text: int) -> dict[str, Any]:
+def _matrix_payload(m: Matrix, runs: Sequence[Run], max_text: int) -> dict[str, Any]:
     import numpy as np
 
     run = runs[0] if runs else None
@@ -430,10 +429,10 @@ def _matrix_payload(m: MatrixComparison, runs: Sequence[Run], max_text: int) -> 
     return payload
 
 
-def _header(result: Comparison | MatrixComparison, title: str, level: int = 1) -> str:
+def _header(result: Pairwise | Matrix, title: str, level: int = 1) -> str:
     """The static top of the page (escaped): what is compared and the verdict."""
     parts = [f"<h{level}>{_plain(title)}</h{level}>"]
-    if isinstance(result, Comparison):
+    if isinstance(result, Pairwise):
         parts.append(
             f'<p class="sub">Baseline <strong>{_plain(result.baseline)}</strong> → candidate '
             f"<strong>{_plain(result.candidate)}</strong></p>"
@@ -506,7 +505,7 @@ _NO_SCRIPT_CASES = (
 
 
 def _comparison_section(
-    index: int, shown: dict[str, Any], c: Comparison, overview: Sequence[str], pairwise: bool
+    index: int, shown: dict[str, Any], c: Pairwise, overview: Sequence[str], pairwise: bool
 ) -> str:
     """One comparison, static: its verdict (a matrix's; a pairwise page's header gives
     it), warnings, figures, notes, the categories that moved and its charts, then the
@@ -544,7 +543,7 @@ def _comparison_section(
     )
 
 
-def _main(result: Comparison | MatrixComparison, payload: dict[str, Any]) -> str:
+def _main(result: Pairwise | Matrix, payload: dict[str, Any]) -> str:
     """The page's static body: every figure and chart, drawn from the payload (the
     figures as the page's JSON carries them) and the result's per-case deltas."""
     pairwise = payload["kind"] == "pairwise"
@@ -565,7 +564,7 @@ def _main(result: Comparison | MatrixComparison, payload: dict[str, Any]) -> str
                 total=heatmap["total"],
             )
         )
-    comparisons = [result] if isinstance(result, Comparison) else result.pairwise
+    comparisons = [result] if isinstance(result, Pairwise) else result.pairwise
     parts = (
         []
         if pairwise or not overview
@@ -581,7 +580,7 @@ def _main(result: Comparison | MatrixComparison, payload: dict[str, Any]) -> str
 
 
 def render_html(
-    result: Comparison | MatrixComparison,
+    result: Pairwise | Matrix,
     *,
     runs: Sequence[Run] = (),
     title: str | None = None,
@@ -601,7 +600,7 @@ def render_html(
         nav: links (href, text) shown above the heading, as the dashboard puts its
             way back to the runs list; none in a report written to a file.
     """
-    if isinstance(result, MatrixComparison):
+    if isinstance(result, Matrix):
         payload = _matrix_payload(result, runs, max_text)
     else:
         payload = _pairwise_payload(result, runs, max_text)
@@ -662,11 +661,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right_from: int
     return f"<table><thead><tr>{cells('th', header)}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def render_html_summary(result: Comparison | MatrixComparison) -> str:
+def render_html_summary(result: Pairwise | Matrix) -> str:
     """A compact HTML fragment of the result, for Jupyter's ``_repr_html_``: the
     report's header (what is compared, the verdict), its headline figures and the
     counts of cases, every text escaped. The full page is :func:`render_html`."""
-    if isinstance(result, MatrixComparison):
+    if isinstance(result, Matrix):
         parts = [_header(result, "evaldelta: N-way comparison", level=3)]
         if result.pairwise:
             first = next((a for p in result.pairwise if (a := analysis_of(p)) is not None), None)

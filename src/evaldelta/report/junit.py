@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from evaldelta.pairing.matrix import MatrixComparison
-from evaldelta.pairing.pairwise import Comparison
-from evaldelta.report._text import analysis_of
+from evaldelta.report._text import Matrix, Pairwise, analysis_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,7 +42,7 @@ def _attr(text: str) -> str:
     )
 
 
-def _suite(c: Comparison, gate: tuple[int, str] | None) -> tuple[list[str], int, int, int, int]:
+def _suite(c: Pairwise, gate: tuple[int, str] | None) -> tuple[list[str], int, int, int, int]:
     """The lines of one testsuite, and its (tests, failures, errors, skipped) counts."""
     a = analysis_of(c)
     body: list[str] = []
@@ -122,7 +120,7 @@ def _suite(c: Comparison, gate: tuple[int, str] | None) -> tuple[list[str], int,
     return [*head, *body, "  </testsuite>"], tests, failures, errors, skipped
 
 
-def _properties(c: Comparison, gate: tuple[int, str] | None) -> Iterator[tuple[str, str]]:
+def _properties(c: Pairwise, gate: tuple[int, str] | None) -> Iterator[tuple[str, str]]:
     a = analysis_of(c)
     yield "baseline", c.baseline
     yield "candidate", c.candidate
@@ -136,9 +134,7 @@ def _properties(c: Comparison, gate: tuple[int, str] | None) -> Iterator[tuple[s
         yield "exit_code", str(gate[0])
 
 
-def render_junit(
-    result: Comparison | MatrixComparison, *, gate: tuple[int, str] | None = None
-) -> str:
+def render_junit(result: Pairwise | Matrix, *, gate: tuple[int, str] | None = None) -> str:
     """The result as a JUnit XML document, ending with a newline.
 
     Args:
@@ -146,7 +142,7 @@ def render_junit(
         gate: the gate's exit code and decision; the verdict testcase then follows
             the gate (failure on block, error on cannot judge).
     """
-    comparisons = result.pairwise if isinstance(result, MatrixComparison) else [result]
+    comparisons = result.pairwise if isinstance(result, Matrix) else [result]
     suites: list[str] = []
     tests = failures = errors = skipped = 0
     for c in comparisons:

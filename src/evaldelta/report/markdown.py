@@ -1,7 +1,7 @@
 """Markdown for a pull-request comment or a CI job summary (GitHub-flavoured).
 
 It formats the result it is given; every figure comes from the analysis (or, for the
-N-way matrix, from the :class:`~evaldelta.pairing.matrix.MatrixComparison`).
+N-way matrix, from the :class:`~evaldelta.analysis.comparison.MatrixComparison`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import re
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
-from evaldelta.pairing.matrix import MatrixComparison
-from evaldelta.pairing.pairwise import Comparison, MatchedCase
+from evaldelta.pairing.pairwise import MatchedCase
 from evaldelta.report._text import (
     METRIC_FORMATS,
+    Matrix,
+    Pairwise,
     analysis_of,
     plural,
     relative_suffix,
@@ -159,7 +160,7 @@ def mcnemar_line(a: Analysis) -> str:
     )
 
 
-def changed_cases(c: Comparison) -> list[MatchedCase]:
+def changed_cases(c: Pairwise) -> list[MatchedCase]:
     """Wins and losses, regressions first (largest drop first), then improvements."""
     changed = [m for m in c.matched() if m.outcome != "tie"]
     order = {"loss": 0, "win": 1}
@@ -167,7 +168,7 @@ def changed_cases(c: Comparison) -> list[MatchedCase]:
     return changed
 
 
-def count_lines(c: Comparison) -> list[str]:
+def count_lines(c: Pairwise) -> list[str]:
     """Cases compared, wins, losses, ties and the mean delta; then the cases not
     compared, if any. Plain text (numbers only), shared with the HTML summary."""
     s = c.summary
@@ -188,7 +189,7 @@ def count_lines(c: Comparison) -> list[str]:
     return lines
 
 
-def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> str:
+def render_markdown(c: Pairwise, *, gate: tuple[int, str] | None = None) -> str:
     """The comparison as Markdown: verdict, figures, categories, per-case changes."""
     a = analysis_of(c)
     lines: list[str] = []
@@ -261,7 +262,7 @@ def render_markdown(c: Comparison, *, gate: tuple[int, str] | None = None) -> st
     return "\n".join(lines) + "\n"
 
 
-def comparison_row(p: Comparison) -> tuple[str, str, str, str, str, str, str]:
+def comparison_row(p: Pairwise) -> tuple[str, str, str, str, str, str, str]:
     """One pairwise comparison of a matrix as text: (label, wins, losses, ties,
     mean delta, interval, verdict); the label is not escaped."""
     s = p.summary
@@ -277,7 +278,7 @@ def comparison_row(p: Comparison) -> tuple[str, str, str, str, str, str, str]:
     return (label, str(s.wins), str(s.losses), str(s.ties), f"{s.mean_delta:+.3f}", ci, verdict)
 
 
-def _matrix_status(m: MatrixComparison) -> str:
+def _matrix_status(m: Matrix) -> str:
     if m.baseline is None:
         return "score matrix"
     if not m.pairwise:
@@ -292,7 +293,7 @@ def _matrix_status(m: MatrixComparison) -> str:
     return f"no regression vs {m.baseline}"
 
 
-def render_matrix_markdown(m: MatrixComparison) -> str:
+def render_matrix_markdown(m: Matrix) -> str:
     """The N-way matrix as Markdown: status, pairwise comparisons, the score matrix."""
     lines = [f"## evaldelta: {escape(_matrix_status(m))} ({escape(m.source)})", ""]
     if not m.test_ids:

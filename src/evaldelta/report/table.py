@@ -8,16 +8,17 @@ and a ``Pairwise Summary:`` below. Wins are green, losses red, ties gray.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
-from evaldelta.pairing.matrix import MatrixComparison
-from evaldelta.pairing.pairwise import LOSS, TIE, WIN, Comparison
+from evaldelta.pairing.pairwise import LOSS, TIE, WIN
 from evaldelta.report._text import (
     ASCII_GLYPHS,
     METRIC_FORMATS,
     UNICODE_GLYPHS,
+    Matrix,
+    Pairwise,
     Style,
     analysis_of,
     clip_list,
@@ -63,7 +64,7 @@ def _delta_style(x: float) -> str:
     return "green" if x > 0 else "red" if x < 0 else "gray"
 
 
-def _counts(c: Comparison, style: Style) -> str:
+def _counts(c: Pairwise, style: Style) -> str:
     s = c.summary
     wins = plural(s.wins, "win", "wins")
     losses = plural(s.losses, "loss", "losses")
@@ -74,7 +75,7 @@ def _counts(c: Comparison, style: Style) -> str:
     )
 
 
-def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) -> str:
+def render_table(c: Pairwise, *, color: bool = False, unicode: bool = True) -> str:
     """The pairwise comparison as a table, ending with a newline.
 
     ``unicode=False`` draws with ASCII only, for terminals that cannot show ✓ or ─.
@@ -167,7 +168,7 @@ def render_table(c: Comparison, *, color: bool = False, unicode: bool = True) ->
     return "\n".join(lines) + "\n"
 
 
-def _warning_lines(c: Comparison, st: Style) -> list[str]:
+def _warning_lines(c: Pairwise, st: Style) -> list[str]:
     a = analysis_of(c)
     if a is None or not a.problems:
         return []
@@ -192,7 +193,7 @@ def _method(iv: Interval) -> str:
     return iv.method
 
 
-def _analysis_lines(c: Comparison, st: Style) -> list[str]:
+def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
     a = analysis_of(c)
     assert a is not None
     f = a.figures
@@ -277,7 +278,7 @@ def _analysis_lines(c: Comparison, st: Style) -> list[str]:
     return out
 
 
-def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bool = True) -> str:
+def render_matrix_table(m: Matrix, *, color: bool = False, unicode: bool = True) -> str:
     """The N-way matrix and its pairwise summaries, ending with a newline."""
     st = Style(color)
     g = UNICODE_GLYPHS if unicode else ASCII_GLYPHS
@@ -339,15 +340,14 @@ def render_matrix_table(m: MatrixComparison, *, color: bool = False, unicode: bo
             "(those without a score count as 0)"
         )
 
-    if m.pairwise:
+    pairs: Sequence[Pairwise] = m.pairwise
+    if pairs:
         lines.append("")
         lines.append(st("Pairwise Summary:", "bold"))
         arrow = g["arrow"]
-        labels = [
-            f"  {printable(p.baseline)} {arrow} {printable(p.candidate)}:" for p in m.pairwise
-        ]
+        labels = [f"  {printable(p.baseline)} {arrow} {printable(p.candidate)}:" for p in pairs]
         label_w = max(width(label) for label in labels)
-        for label, p in zip(labels, m.pairwise, strict=True):
+        for label, p in zip(labels, pairs, strict=True):
             if not p.test_ids:
                 lines.append(f"{ljust(label, label_w)}  {st('no tests in common', 'yellow')}")
                 continue

@@ -413,18 +413,18 @@ class Dashboard:
         base = infos[0]
         try:
             if len(runs) == 2:
-                result: Any = compare(runs[0], runs[1], settings=self.settings)
+                pairwise = compare(runs[0], runs[1], settings=self.settings)
                 title = f"{base.name} → {infos[1].name}"
-                return render_html(result, runs=runs, title=title, nav=nav)
+                return render_html(pairwise, runs=runs, title=title, nav=nav)
             from evaldelta.serve.combine import combine_runs
 
             labels = [i.label for i in infos]
             combined = combine_runs(
                 runs, labels, source="runs " + ", ".join(str(i.id) for i in infos)
             )
-            result = compare_matrix(combined, labels, labels[0], settings=self.settings)
+            matrix = compare_matrix(combined, labels, labels[0], settings=self.settings)
             title = f"{base.name} against {len(infos) - 1} candidates"
-            return render_html(result, runs=(combined,), title=title, nav=nav)
+            return render_html(matrix, runs=(combined,), title=title, nav=nav)
         except EvalDeltaError as exc:
             if isinstance(exc, StoreError):
                 raise

@@ -1,0 +1,282 @@
+"""The one result of a comparison: a pairing and its analysis, typed all the way.
+
+:func:`evaldelta.compare` returns a :class:`Comparison` (the :class:`Pairing` of the
+cases, and the :class:`~evaldelta.analysis.Analysis` of it: settings, figures,
+problems, verdict); :func:`evaldelta.compare_matrix` a :class:`MatrixComparison`
+(the :class:`MatrixPairing` and one :class:`Comparison` per pair of targets). Both
+expose the pairing's attributes as their own, so a renderer reads
+``c.test_ids`` and ``c.verdict`` alike.
+
+Three things are called "regressed", and they differ: :attr:`Comparison.regressed`
+is the plain mean-delta status (mean delta below 0); the verdict *Worse* is the
+statistical decision (:attr:`Comparison.verdict`); and
+``RunComparison.regression.regressed`` (from :func:`evaldelta.compare_runs`) is a
+scorer's mean drop past ``regression_threshold``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evaldelta.analysis import Analysis
+from evaldelta.pairing.matrix import MatrixPairing, matrix_dict
+from evaldelta.pairing.pairwise import MatchedCase, Pairing, Status, Summary
+
+if TYPE_CHECKING:
+    from evaldelta.analysis.fairness import Problem
+    from evaldelta.analysis.figures import Figures
+    from evaldelta.analysis.settings import Settings
+    from evaldelta.analysis.verdict import Verdict
+    from evaldelta.model import FloatArray, IntArray
+    from evaldelta.pairing.cases import Cases
+
+__all__ = ["Comparison", "MatrixComparison"]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A candidate compared with a baseline: the cases paired, the statistics, the
+    verdict. ``to_dict()`` is exactly what ``--format json`` prints."""
+
+    pairing: Pairing
+    analysis: Analysis
+
+    # -- the analysis -------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.analysis.settings
+
+    @property
+    def figures(self) -> Figures:
+        return self.analysis.figures
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.analysis.problems
+
+    @property
+    def verdict(self) -> Verdict:
+        """Better / Worse / Trade-off / Inconclusive, and why."""
+        return self.analysis.verdict
+
+    @property
+    def refusals(self) -> list[Problem]:
+        """Problems that make the comparison impossible to judge."""
+        return self.analysis.refusals
+
+    # -- the pairing (see :class:`~evaldelta.pairing.pairwise.Pairing`) -------------
+
+    @property
+    def baseline(self) -> str:
+        return self.pairing.baseline
+
+    @property
+    def candidate(self) -> str:
+        return self.pairing.candidate
+
+    @property
+    def baseline_source(self) -> str:
+        return self.pairing.baseline_source
+
+    @property
+    def candidate_source(self) -> str:
+        return self.pairing.candidate_source
+
+    @property
+    def threshold(self) -> float:
+        return self.pairing.threshold
+
+    @property
+    def test_ids(self) -> list[str]:
+        return self.pairing.test_ids
+
+    @property
+    def score1(self) -> FloatArray:
+        return self.pairing.score1
+
+    @property
+    def score2(self) -> FloatArray:
+        return self.pairing.score2
+
+    @property
+    def delta(self) -> FloatArray:
+        return self.pairing.delta
+
+    @property
+    def outcome(self) -> IntArray:
+        return self.pairing.outcome
+
+    @property
+    def attempts1(self) -> IntArray:
+        return self.pairing.attempts1
+
+    @property
+    def attempts2(self) -> IntArray:
+        return self.pairing.attempts2
+
+    @property
+    def errors1(self) -> IntArray:
+        return self.pairing.errors1
+
+    @property
+    def errors2(self) -> IntArray:
+        return self.pairing.errors2
+
+    @property
+    def unmatched_baseline(self) -> list[str]:
+        return self.pairing.unmatched_baseline
+
+    @property
+    def unmatched_candidate(self) -> list[str]:
+        return self.pairing.unmatched_candidate
+
+    @property
+    def baseline_cases(self) -> int:
+        return self.pairing.baseline_cases
+
+    @property
+    def candidate_cases(self) -> int:
+        return self.pairing.candidate_cases
+
+    @property
+    def baseline_errors(self) -> int:
+        return self.pairing.baseline_errors
+
+    @property
+    def candidate_errors(self) -> int:
+        return self.pairing.candidate_errors
+
+    @property
+    def left(self) -> Cases:
+        return self.pairing.left
+
+    @property
+    def right(self) -> Cases:
+        return self.pairing.right
+
+    @property
+    def not_run(self) -> list[str]:
+        return self.pairing.not_run
+
+    @property
+    def summary(self) -> Summary:
+        return self.pairing.summary
+
+    @property
+    def status(self) -> Status:
+        """``improved`` / ``regressed`` / ``neutral``, from the mean delta."""
+        return self.pairing.status
+
+    @property
+    def regressed(self) -> bool:
+        """True when the mean delta is below 0: the plain mean-delta status, not the
+        verdict Worse (that is ``verdict.kind == "Worse"``)."""
+        return self.pairing.regressed
+
+    @property
+    def max_attempts(self) -> int:
+        """The most attempts any matched case has, in either run."""
+        return self.pairing.max_attempts
+
+    def matched(self) -> list[MatchedCase]:
+        """The matched cases as objects, in the baseline's order."""
+        return self.pairing.matched()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pairing's JSON with the statistics, problems and verdict before its
+        ``summary`` (the documented order of ``--format json``)."""
+        data = self.pairing.to_dict()
+        summary = data.pop("summary")
+        return {**data, **self.analysis.to_dict(), "summary": summary}
+
+    # -- conveniences that hand over to the renderers (imported when called) -------
+
+    def to_pandas(self) -> Any:
+        """The matched cases as a pandas ``DataFrame``, one row per case, in the
+        baseline's order (needs pandas: ``pip install 'evaldelta[pandas]'``)."""
+        from evaldelta.report.frames import comparison_frame
+
+        return comparison_frame(self)
+
+    def _repr_html_(self) -> str:
+        """The summary as an HTML fragment, for Jupyter."""
+        from evaldelta.report.html import render_html_summary
+
+        return render_html_summary(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixComparison:
+    """Every target of a combined run side by side (the :class:`MatrixPairing`), and
+    one :class:`Comparison` per pair, with statistics and a verdict each."""
+
+    pairing: MatrixPairing
+    pairwise: list[Comparison]
+
+    @property
+    def source(self) -> str:
+        return self.pairing.source
+
+    @property
+    def targets(self) -> list[str]:
+        return self.pairing.targets
+
+    @property
+    def baseline(self) -> str | None:
+        return self.pairing.baseline
+
+    @property
+    def threshold(self) -> float:
+        return self.pairing.threshold
+
+    @property
+    def test_ids(self) -> list[str]:
+        return self.pairing.test_ids
+
+    @property
+    def scores(self) -> FloatArray:
+        return self.pairing.scores
+
+    @property
+    def attempts(self) -> IntArray:
+        return self.pairing.attempts
+
+    @property
+    def errors(self) -> IntArray:
+        return self.pairing.errors
+
+    @property
+    def regressions(self) -> list[Comparison]:
+        """Comparisons against the baseline whose mean delta is negative."""
+        if self.baseline is None:
+            return []
+        return [p for p in self.pairwise if p.baseline == self.baseline and p.regressed]
+
+    @property
+    def max_attempts(self) -> int:
+        return self.pairing.max_attempts
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data in the documented JSON shape: ``targets``, ``matrix``, ``pairwise``."""
+        return matrix_dict(
+            self.pairing,
+            [p.to_dict() for p in self.pairwise],
+            [p.candidate for p in self.regressions],
+        )
+
+    # -- conveniences that hand over to the renderers (imported when called) -------
+
+    def to_pandas(self) -> Any:
+        """The score matrix as a pandas ``DataFrame``: one row per test id, one column per
+        target (needs pandas: ``pip install 'evaldelta[pandas]'``)."""
+        from evaldelta.report.frames import matrix_frame
+
+        return matrix_frame(self)
+
+    def _repr_html_(self) -> str:
+        """The summary as an HTML fragment, for Jupyter."""
+        from evaldelta.report.html import render_html_summary
+
+        return render_html_summary(self)
