@@ -1,4 +1,7 @@
-"""Behaviours found in review: each was a wrong verdict or a silent mistake."""
+"""Edge cases of a verdict and of what it is made from: tiny samples, safety failures
+anywhere, infrastructure statuses, sampling, canonical inputs, edited datasets, lenient
+run metadata, float noise at thresholds, costs from nothing, waits and runs that ran
+nothing. Each was once a wrong verdict or a silent mistake."""
 
 from __future__ import annotations
 
