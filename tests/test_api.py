@@ -196,3 +196,32 @@ def test_run_compare_is_compare_with_the_sides_swapped() -> None:
     )
     assert result.to_dict() == cli
     assert after.compare(FIXTURES / "baseline.jsonl").to_dict() == cli
+
+
+def test_run_compare_takes_the_keywords_of_compare() -> None:
+    """``candidate.compare(baseline, ...)``: the same keyword parameters, by name."""
+    import inspect
+
+    ours = inspect.signature(evaldelta.Run.compare).parameters
+    theirs = inspect.signature(evaldelta.compare).parameters
+    assert list(ours)[1:] == [p for p in theirs if p != "candidate"]
+    combined = evaldelta.load(FIXTURES / "combined-results.jsonl")
+    kwargs = {"baseline_target": "gpt-4.1", "candidate_target": "gpt-5-mini", "sample": 2}
+    assert (
+        combined.compare(combined, **kwargs).to_dict()
+        == evaldelta.compare(combined, combined, **kwargs).to_dict()
+    )
+
+
+def test_errors_name_the_parameter_not_the_flag() -> None:
+    run = evaldelta.load(FIXTURES / "baseline.jsonl")
+    with pytest.raises(evaldelta.UsageError) as err:
+        evaldelta.compare(run, run, sample=0)
+    assert (str(err.value), err.value.option) == ("sample must be at least 1, got 0", "sample")
+    settings = evaldelta.Settings(cluster_by="topic")
+    with pytest.raises(evaldelta.UsageError) as err:
+        evaldelta.compare(run, run, settings=settings)
+    assert str(err.value).endswith(
+        "(load it with extra_fields=(...), or use cluster_by='category')"
+    )
+    assert err.value.option == "cluster_by"

@@ -40,6 +40,7 @@ FACADES = {
     ("evaldelta.model", "compare", "evaldelta.api"),
     ("evaldelta.model", "to_pandas", "evaldelta.report.frames"),
     ("evaldelta.model", "", "evaldelta.analysis.comparison"),  # Run.compare's return type
+    ("evaldelta.model", "", "evaldelta.analysis.settings"),  # Run.compare's settings
     ("evaldelta.pairing.pairwise", "to_pandas", "evaldelta.report.frames"),
     ("evaldelta.pairing.pairwise", "_repr_html_", "evaldelta.report.html"),
     ("evaldelta.pairing.matrix", "to_pandas", "evaldelta.report.frames"),
@@ -112,6 +113,16 @@ def test_imports_point_down(name: str, tree: ast.Module) -> None:
             f"{name} imports {imported} {where}: imports must point down {LAYERS} "
             "(or be one of the FACADES)"
         )
+
+
+def test_pairing_loads_no_file() -> None:
+    """Pairing takes runs: files are read by ``io`` at the entry points (``api``)."""
+    for name, tree in _modules():
+        if _layer(name) == "pairing":
+            readers = [
+                i for i in _imports(tree) if i == "evaldelta.io" or i.startswith("evaldelta.io.")
+            ]
+            assert not readers, f"{name} imports {readers}: load files in evaldelta.api"
 
 
 def test_every_facade_is_there() -> None:

@@ -31,3 +31,11 @@ def test_every_error_is_exported() -> None:
     for cls in _error_classes():
         assert getattr(evaldelta, cls.__name__) is cls
         assert cls.__name__ in evaldelta.__all__
+
+
+def test_an_error_may_name_the_parameter_to_mend() -> None:
+    plain = errors.UsageError("threshold must be a number >= 0, got -1")
+    assert plain.option is None
+    named = errors.StoreError("choose another store with store=PATH", option="store")
+    assert (str(named), named.option) == ("choose another store with store=PATH", "store")
+    assert errors.ParseError("r.jsonl", 3, "bad").option is None

@@ -66,3 +66,13 @@ def test_select_target_renumbers() -> None:
 def test_occurrence_rank() -> None:
     assert occurrence_rank(np.array([7, 3, 7, 7, 3])).tolist() == [1, 1, 2, 3, 2]
     assert occurrence_rank(np.array([], dtype=np.int64)).tolist() == []
+
+
+def test_an_unknown_target_names_the_targets_present() -> None:
+    run = Run.from_records([Record("a", 1, target="x"), Record("a", 0, target="y")], source="m")
+    with pytest.raises(PairingError) as err:
+        run.target_code("z")
+    assert str(err.value) == (
+        "m: no records for target 'z' (targets present: x, y); check the name"
+    )
+    assert err.value.option == "target"

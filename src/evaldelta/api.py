@@ -24,12 +24,7 @@ from evaldelta.errors import UsageError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import Cases, cases
 from evaldelta.pairing.matrix import build_matrix_and_cases
-from evaldelta.pairing.pairwise import (
-    DEFAULT_THRESHOLD,
-    as_run,
-    compare_cases,
-    label_for,
-)
+from evaldelta.pairing.pairwise import DEFAULT_THRESHOLD, compare_cases, label_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -60,6 +55,17 @@ def _extra(settings: Settings) -> tuple[str, ...]:
     return (field,) if field and field != "category" else ()
 
 
+def _as_run(value: RunLike, settings: Settings) -> Run:
+    """``value`` itself when it is a run, else the run loaded from that path (with the
+    field to cluster by, when it is not the category). Pairing takes runs only: files
+    are read here, at the entry points."""
+    if isinstance(value, Run):
+        return value
+    from evaldelta.io import load
+
+    return load(value, keep_text=False, extra_fields=_extra(settings))
+
+
 def sample_ids(test_ids: Sequence[str], size: int, seed: int) -> set[str]:
     """A fixed sample of ``size`` test ids: the same ids for the same seed in any run.
 
@@ -67,7 +73,7 @@ def sample_ids(test_ids: Sequence[str], size: int, seed: int) -> set[str]:
     the baseline sampled on main and the candidate sampled on a pull request agree.
     """
     if size < 1:
-        raise UsageError(f"--sample must be at least 1, got {size}")
+        raise UsageError(f"sample must be at least 1, got {size}", option="sample")
 
     def rank(tid: str) -> bytes:
         return hashlib.blake2b(f"{seed}\x00{tid}".encode(), digest_size=8).digest()
@@ -108,8 +114,8 @@ def compare(
         scorer: compare on this scorer instead of the overall score.
     """
     st = _settings(settings, threshold)
-    base_run = as_run(baseline, _extra(st))
-    cand_run = base_run if candidate is baseline else as_run(candidate, _extra(st))
+    base_run = _as_run(baseline, st)
+    cand_run = base_run if candidate is baseline else _as_run(candidate, st)
     if scorer is not None:
         same_run = base_run is cand_run
         base_run = base_run.score_by(scorer)
@@ -178,7 +184,7 @@ def compare_matrix(
     stays at most alpha. Without one, every pair is compared at level 1 - alpha.
     """
     st = _settings(settings, threshold)
-    r = as_run(run, _extra(st))
+    r = _as_run(run, st)
     if scorer is not None:
         r = r.score_by(scorer)
     m, columns = build_matrix_and_cases(

@@ -14,14 +14,25 @@ wrong, where (``path:line`` when there is a line), and how to mend it::
     ├── TargetError           a target that cannot be used (401/403/404, no such function)
     └── MissingDependencyError  an optional package a feature needs is not installed
 
-The CLI turns any of them into one line on stderr and exit code 2.
+The CLI turns any of them into one line on stderr and exit code 2 (an error's
+``option``, the parameter its message names, shown as the matching flag).
 """
 
 from __future__ import annotations
 
 
 class EvalDeltaError(Exception):
-    """Base class of every error evaldelta raises on purpose."""
+    """Base class of every error evaldelta raises on purpose.
+
+    ``option``, when set, names the Python parameter the message tells the user to
+    set or change (``"allow_dataset_change"``, ``"store"``, ``"target"``, ...). The
+    message speaks of that parameter (``pass allow_dataset_change=True``); the command
+    line shows it as its flag instead (``--allow-dataset-change``).
+    """
+
+    def __init__(self, *args: object, option: str | None = None) -> None:
+        super().__init__(*args)
+        self.option = option
 
 
 class InputError(EvalDeltaError):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     BoolArray = npt.NDArray[np.bool_]
 
     from evaldelta.analysis.comparison import Comparison
+    from evaldelta.analysis.settings import Settings
 
 __all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "Record", "Run"]
 
@@ -517,7 +518,8 @@ class Run:
             present = ", ".join(self.target_names) or "none"
             raise PairingError(
                 f"{self.source}: no records for target {target!r} (targets present: {present}); "
-                "check the name, or list them with --format json"
+                "check the name",
+                option="target",
             ) from None
 
     def select_target(self, target: str) -> Run:
@@ -632,14 +634,43 @@ class Run:
         self,
         baseline: Run | str | os.PathLike[str],
         threshold: float | None = None,
-        **options: Any,
+        *,
+        baseline_target: str | None = None,
+        candidate_target: str | None = None,
+        settings: Settings | None = None,
+        allow_dataset_change: bool = False,
+        sample: int | None = None,
+        scorer: str | None = None,
     ) -> Comparison:
-        """This run as the candidate against ``baseline``: ``after.compare(before)`` is
-        ``evaldelta.compare(before, after)``, keyword options passed through, and returns
-        the same :class:`~evaldelta.analysis.comparison.Comparison`."""
+        """Compare this run, the **candidate**, with ``baseline``.
+
+        ``self`` is the candidate and the argument the baseline, so the call reads
+        ``candidate.compare(baseline)``: ``after.compare(before)`` is exactly
+        ``evaldelta.compare(before, after)``, with the same keyword parameters (see
+        :func:`evaldelta.compare`), and returns the same
+        :class:`~evaldelta.analysis.comparison.Comparison`.
+
+        Args:
+            baseline: the run to compare with, or the path of a results file.
+            threshold: smallest delta that counts as a win or a loss (default 0.1).
+            baseline_target: which target of ``baseline`` to take, when it holds several.
+            candidate_target: which target of this run to take, when it holds several.
+            settings, allow_dataset_change, sample, scorer: as for
+                :func:`evaldelta.compare`.
+        """
         from evaldelta.api import compare
 
-        return compare(baseline, self, threshold, **options)
+        return compare(
+            baseline,
+            self,
+            threshold,
+            baseline_target=baseline_target,
+            candidate_target=candidate_target,
+            settings=settings,
+            allow_dataset_change=allow_dataset_change,
+            sample=sample,
+            scorer=scorer,
+        )
 
     def to_pandas(self) -> Any:
         """The records as a pandas ``DataFrame``, one row per record (needs pandas:

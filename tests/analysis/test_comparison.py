@@ -6,6 +6,7 @@ import evaldelta
 from evaldelta.analysis import Analysis
 from evaldelta.analysis.comparison import Comparison, MatrixComparison
 from evaldelta.api import compare, compare_matrix
+from evaldelta.io import load
 from evaldelta.model import Record, Run
 from evaldelta.pairing import MatrixPairing, Pairing, pair
 from tests.conftest import FIXTURES
@@ -27,7 +28,7 @@ def test_compare_returns_a_pairing_and_its_analysis() -> None:
 
 def test_to_dict_is_the_pairing_with_the_analysis_before_its_summary() -> None:
     c = compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
-    plain = pair(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl").to_dict()
+    plain = pair(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl")).to_dict()
     data = c.to_dict()
     assert list(data) == [*list(plain)[:-1], *c.analysis.to_dict(), "summary"]
     assert {k: data[k] for k in plain} == plain

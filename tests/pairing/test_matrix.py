@@ -32,7 +32,7 @@ def test_matrix_of_the_seed_fixture() -> None:
 
 
 def test_baseline_compares_against_each_other_target() -> None:
-    m = compare_matrix(COMBINED, baseline="gpt-4.1")
+    m = compare_matrix(load(COMBINED), baseline="gpt-4.1")
     assert [(p.baseline, p.candidate) for p in m.pairwise] == [
         ("gpt-4.1", "gemini-3-flash-preview"),
         ("gpt-4.1", "gpt-5-mini"),
@@ -41,18 +41,22 @@ def test_baseline_compares_against_each_other_target() -> None:
 
 
 def test_targets_pick_and_order_columns() -> None:
-    m = compare_matrix(COMBINED, targets=["gpt-5-mini", "gpt-4.1"])
+    m = compare_matrix(load(COMBINED), targets=["gpt-5-mini", "gpt-4.1"])
     assert m.targets == ["gpt-5-mini", "gpt-4.1"]
     assert m.scores[:, 0].tolist() == [0.95, 0.75, 0.8]
     assert len(m.pairwise) == 1
     with pytest.raises(PairingError, match="no records for target 'claude'"):
-        compare_matrix(COMBINED, targets=["gpt-4.1", "claude"])
+        compare_matrix(load(COMBINED), targets=["gpt-4.1", "claude"])
     with pytest.raises(UsageError, match=r"target listed more than once: gpt-4\.1"):
-        compare_matrix(COMBINED, targets=["gpt-4.1", "gpt-4.1"])
-    with pytest.raises(PairingError, match=r"baseline 'gemini-3-flash-preview' is not among"):
+        compare_matrix(load(COMBINED), targets=["gpt-4.1", "gpt-4.1"])
+    with pytest.raises(
+        PairingError, match=r"baseline 'gemini-3-flash-preview' is not among"
+    ) as err:
         compare_matrix(
-            COMBINED, targets=["gpt-4.1", "gpt-5-mini"], baseline="gemini-3-flash-preview"
+            load(COMBINED), targets=["gpt-4.1", "gpt-5-mini"], baseline="gemini-3-flash-preview"
         )
+    assert str(err.value).endswith("(gpt-4.1, gpt-5-mini); add it to targets")
+    assert err.value.option == "targets"
 
 
 def test_missing_cells_and_attempts() -> None:
@@ -89,4 +93,4 @@ def test_record_without_target_is_refused(jsonl) -> None:  # type: ignore[no-unt
     with pytest.raises(
         InputError, match=r'r.jsonl:2: record has no "target"; comparing the targets'
     ):
-        compare_matrix(path)
+        compare_matrix(load(path))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from evaldelta.errors import PairingError, UsageError
+from evaldelta.io import load
 from evaldelta.model import Record, Run
 from evaldelta.pairing.pairwise import classify
 from evaldelta.pairing.pairwise import pair as compare
@@ -22,7 +23,7 @@ def run_of(scores: dict[str, float | list[float]], target: str | None = None) ->
 
 def test_seed_example_numbers() -> None:
     # The first seed's table: 0.70->0.90 win, 0.85->0.80 tie, 0.90->0.75 loss, mean +0.000.
-    c = compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
+    c = compare(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     assert [(m.test_id, m.outcome) for m in c.matched()] == [
         ("safety-check", "win"),
         ("accuracy-test", "tie"),
@@ -131,8 +132,14 @@ def test_targets_of_one_combined_run() -> None:
     c = compare(run, run, baseline_target="x", candidate_target="y")
     assert (c.baseline, c.candidate) == ("x", "y")
     assert c.unmatched_baseline == ["b"]
-    with pytest.raises(PairingError, match=r"holds 2 targets \(x, y\); choose one to compare"):
+    with pytest.raises(
+        PairingError, match=r"holds 2 targets \(x, y\); choose one to compare"
+    ) as err:
         compare(run, run_of({"a": 1}))
+    assert str(err.value).endswith(
+        "choose one to compare (baseline_target=TARGET / candidate_target=TARGET)"
+    )
+    assert err.value.option == "baseline_target"
 
 
 def test_negative_threshold_is_refused() -> None:

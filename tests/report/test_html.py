@@ -258,7 +258,7 @@ def test_summary_fragment_of_a_matrix() -> None:
 def test_summary_fragment_of_a_pairing_without_statistics() -> None:
     from evaldelta.pairing import pair
 
-    c = pair(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
+    c = pair(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     fragment = c._repr_html_()
     assert "badge" not in fragment
     assert "<table>" not in fragment

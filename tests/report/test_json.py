@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from evaldelta.io import load
 from evaldelta.pairing.matrix import build_matrix as compare_matrix
 from evaldelta.pairing.pairwise import pair as compare
 from evaldelta.report.json import render_json
@@ -11,7 +12,7 @@ from tests.conftest import FIXTURES
 
 
 def test_pairwise_json_matches_to_dict() -> None:
-    c = compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
+    c = compare(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     data = json.loads(render_json(c))
     assert data == c.to_dict()
     assert set(data) >= {"matched", "unmatched", "summary"}
@@ -23,7 +24,7 @@ def test_pairwise_json_matches_to_dict() -> None:
 
 
 def test_matrix_json_shape() -> None:
-    m = compare_matrix(FIXTURES / "combined-results.jsonl")
+    m = compare_matrix(load(FIXTURES / "combined-results.jsonl"))
     data = json.loads(render_json(m))
     assert data == m.to_dict()
     assert data["targets"] == ["gemini-3-flash-preview", "gpt-4.1", "gpt-5-mini"]

@@ -48,7 +48,7 @@ Regressed vs gpt-4.1: gemini-3-flash-preview, gpt-5-mini
 
 def test_seed_pairwise_table() -> None:
     a, b = FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"
-    assert render_table(compare(a, b)) == SEED_TABLE.format(a=a, b=b)
+    assert render_table(compare(load(a), load(b))) == SEED_TABLE.format(a=a, b=b)
 
 
 def test_seed_matrix_table() -> None:
@@ -58,14 +58,14 @@ def test_seed_matrix_table() -> None:
 
 def test_matrix_with_baseline_marks_it() -> None:
     text = render_matrix_table(
-        compare_matrix(FIXTURES / "combined-results.jsonl", baseline="gpt-4.1")
+        compare_matrix(load(FIXTURES / "combined-results.jsonl"), baseline="gpt-4.1")
     )
     assert "gpt-4.1 (baseline)" in text
     assert text.endswith(BASELINE_MATRIX_TAIL)
 
 
 def test_colour_only_when_asked() -> None:
-    c = compare(FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl")
+    c = compare(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     assert "\x1b[" not in render_table(c)
     coloured = render_table(c, color=True)
     assert "\x1b[32m✓ win\x1b[0m" in coloured

@@ -195,8 +195,9 @@ def test_import_refuses_a_mix_of_named_and_unnamed_targets(store: RunStore) -> N
         store.import_run(run)
     assert str(err.value) == (
         "mixed.jsonl: some records name a target (x) and some do not; give every record "
-        "a target, or pick one with --target TARGET"
+        "a target, or pick one with target=TARGET"
     )
+    assert err.value.option == "target"
     assert store.list_runs() == []
 
 
@@ -223,8 +224,8 @@ def test_references(store: RunStore) -> None:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("", "a run's name cannot be empty; give one with --name NAME"),
-        (" ", "a run's name cannot be empty; give one with --name NAME"),
+        ("", "a run's name cannot be empty; give one with name=NAME"),
+        (" ", "a run's name cannot be empty; give one with name=NAME"),
         (
             "42",
             "a run cannot be named '42': a number refers to a run by id; "

@@ -49,9 +49,10 @@ def test_not_created_when_only_reading(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as err:
         RunStore(path, create=False)
     assert str(err.value) == (
-        f"no run store at {path}; store a run first with `evaldelta eval SUITE` or "
-        "`evaldelta runs import FILE`, or choose a store with --store PATH or EVALDELTA_STORE"
+        f"no run store at {path}; store a run first with evaldelta.evaluate() or "
+        "RunStore(PATH).import_run(), or choose a store with store=PATH"
     )
+    assert err.value.option == "store"
     assert not path.exists()
 
 
@@ -212,9 +213,10 @@ def test_newer_schema_is_refused_and_left_alone(tmp_path: Path) -> None:
     assert str(err.value) == (
         f"{path}: written by a newer evaldelta (store schema version {SCHEMA_VERSION + 1}; "
         f"this evaldelta knows up to {SCHEMA_VERSION}); upgrade evaldelta (pip install -U "
-        "evaldelta) to use it, or choose another store with --store PATH. "
+        "evaldelta) to use it, or choose another store with store=PATH. "
         "The store was not changed."
     )
+    assert err.value.option == "store"
     assert path.read_bytes() == before
     assert not Path(f"{path}-wal").exists()
 
@@ -230,8 +232,9 @@ def test_other_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> None
         open_store(path)
     assert str(err.value) == (
         f"{path}: is a SQLite database but not an evaldelta run store (it has no "
-        "schema_version table); choose another file with --store PATH"
+        "schema_version table); choose another file with store=PATH"
     )
+    assert err.value.option == "store"
     assert path.read_bytes() == before
 
 
@@ -242,7 +245,8 @@ def test_a_file_that_is_no_database_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as err:
         open_store(path)
     assert str(err.value).startswith(f"{path}: not a run store evaldelta can read (")
-    assert str(err.value).endswith("); choose another file with --store PATH")
+    assert str(err.value).endswith("); choose another file with store=PATH")
+    assert err.value.option == "store"
     assert path.read_bytes() == before
 
 

@@ -131,7 +131,8 @@ def _field_values(run: Run, name: str, records: IntArray) -> list[Any]:
     if name not in run.extra:
         raise UsageError(
             f"cannot cluster by {name!r}: {run.source} was read without that field "
-            "(load it with extra_fields=(...), or use --cluster-by category)"
+            "(load it with extra_fields=(...), or use cluster_by='category')",
+            option="cluster_by",
         )
     column = run.extra[name]
     return [column[i] for i in records.tolist()]

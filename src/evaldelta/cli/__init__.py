@@ -10,7 +10,10 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from evaldelta.errors import EvalDeltaError
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -99,6 +102,42 @@ def can_show(text: str, stream: object = None) -> bool:
     return True
 
 
+def _flag_phrases() -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each parameter a library error can name (its ``option``): what its message
+    says in the parameter's terms, and how the command line says it, with the flag."""
+    from evaldelta.pairing.cases import WHICH_TARGETS
+    from evaldelta.store.runstore import NO_STORE_MEND
+
+    return {
+        "store": (
+            (
+                NO_STORE_MEND,
+                "store a run first with `evaldelta eval SUITE` or `evaldelta runs import "
+                "FILE`, or choose a store with --store PATH or EVALDELTA_STORE",
+            ),
+            ("store=PATH", "--store PATH"),
+        ),
+        "name": (("name=NAME", "--name NAME"),),
+        "target": (
+            ("target=TARGET", "--target TARGET"),
+            ("; check the name", "; check the name, or list them with --format json"),
+        ),
+        "baseline_target": ((WHICH_TARGETS, "--baseline/--candidate TARGET on the command line"),),
+        "targets": (("add it to targets", "add it to --targets"),),
+        "sample": (("sample must", "--sample must"),),
+        "cluster_by": (("cluster_by='category'", "--cluster-by category"),),
+    }
+
+
+def error_message(exc: EvalDeltaError) -> str:
+    """The message of ``exc`` as the command line shows it: the parameter it names
+    (``exc.option``) written as the flag that sets it."""
+    text = str(exc)
+    for library, flag in _flag_phrases().get(exc.option or "", ()):
+        text = text.replace(library, flag)
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -126,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         if isinstance(exc, EvalDeltaError):
-            print(f"evaldelta: error: {exc}", file=sys.stderr)
+            print(f"evaldelta: error: {error_message(exc)}", file=sys.stderr)
         else:
             print(
                 f"evaldelta: internal error: {type(exc).__name__}: {exc} "

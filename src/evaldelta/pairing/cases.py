@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_PASS_THRESHOLD", "CaseMatrix", "Cases", "case_matrix", "cases"]
 
+#: How to say which target of a run holding several to compare, in the parameters'
+#: names (``option="baseline_target"``: the command line shows its flags instead).
+WHICH_TARGETS = "baseline_target=TARGET / candidate_target=TARGET"
+
 #: An attempt without a ``passed`` flag passes when its score reaches this.
 DEFAULT_PASS_THRESHOLD = 0.5
 INFRA = "infra"
@@ -306,7 +310,8 @@ def cases(
         names = ", ".join(t if t is not None else "(no target)" for t in run.targets)
         raise PairingError(
             f"{run.source}: holds {len(run.targets)} targets ({names}); "
-            "choose one to compare (--baseline/--candidate TARGET on the command line)"
+            f"choose one to compare ({WHICH_TARGETS})",
+            option="baseline_target",
         )
     return case_matrix(run, [code], pass_threshold=pass_threshold).column(0, label=label)
 

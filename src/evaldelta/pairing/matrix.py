@@ -7,7 +7,6 @@ baseline, the baseline against each other target; without, every pair.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -140,7 +139,7 @@ def matrix_dict(
 
 
 def build_matrix(
-    run: Run | str | os.PathLike[str],
+    run: Run,
     targets: Sequence[str] | None = None,
     baseline: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
@@ -161,7 +160,7 @@ def build_matrix(
 
 
 def build_matrix_and_cases(
-    run: Run | str | os.PathLike[str],
+    run: Run,
     targets: Sequence[str] | None = None,
     baseline: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
@@ -171,10 +170,6 @@ def build_matrix_and_cases(
     """:func:`build_matrix`, and the cases of each target (all of them, by name), which
     the statistics of each pair need: worked out once for both."""
     check_threshold(threshold)
-    if not isinstance(run, Run):
-        from evaldelta.io import load
-
-        run = load(run, keep_text=False)
     if run.has_unnamed_target:
         raise missing_target_error(run)
 
@@ -191,7 +186,8 @@ def build_matrix_and_cases(
         if baseline not in names:
             raise PairingError(
                 f"baseline {baseline!r} is not among the targets compared "
-                f"({', '.join(names)}); add it to --targets"
+                f"({', '.join(names)}); add it to targets",
+                option="targets",
             )
 
     grid = case_matrix(run, codes, pass_threshold=pass_threshold)

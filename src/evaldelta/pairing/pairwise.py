@@ -9,7 +9,6 @@ at a threshold of 0.1 although it computes to 0.0999999...
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
@@ -343,18 +342,9 @@ def check_threshold(threshold: float) -> None:
         raise UsageError(f"threshold must be a number >= 0, got {threshold!r}")
 
 
-def as_run(value: Run | str | os.PathLike[str], extra_fields: tuple[str, ...] = ()) -> Run:
-    """``value`` itself when it is a run, else the run loaded from that path."""
-    if isinstance(value, Run):
-        return value
-    from evaldelta.io import load
-
-    return load(value, keep_text=False, extra_fields=extra_fields)
-
-
 def pair(
-    baseline: Run | str | os.PathLike[str],
-    candidate: Run | str | os.PathLike[str],
+    baseline: Run,
+    candidate: Run,
     threshold: float = DEFAULT_THRESHOLD,
     *,
     baseline_target: str | None = None,
@@ -365,26 +355,25 @@ def pair(
     :func:`evaldelta.compare` for those).
 
     Args:
-        baseline, candidate: runs, or paths of results files to load.
+        baseline, candidate: the runs (load files with :func:`evaldelta.load`, or
+            give paths to :func:`evaldelta.compare`, which loads them).
         threshold: smallest delta that counts as a win or a loss.
         baseline_target, candidate_target: which target to take from a run that
             holds several (required then).
 
     Both may be the same combined run with different targets.
     """
-    base_run = as_run(baseline)
-    cand_run = base_run if candidate is baseline else as_run(candidate)
-    same_source = base_run is cand_run
+    same_source = baseline is candidate
     base = cases(
-        base_run,
+        baseline,
         baseline_target,
-        label=label_for(base_run, baseline_target, same_source),
+        label=label_for(baseline, baseline_target, same_source),
         pass_threshold=pass_threshold,
     )
     cand = cases(
-        cand_run,
+        candidate,
         candidate_target,
-        label=label_for(cand_run, candidate_target, same_source),
+        label=label_for(candidate, candidate_target, same_source),
         pass_threshold=pass_threshold,
     )
     return compare_cases(base, cand, threshold)

@@ -44,6 +44,12 @@ DEFAULT_STORE = os.path.join(".evaldelta", "runs.db")
 BUSY_TIMEOUT = 60.0
 #: What to tell a user who needs to see which runs exist.
 LIST_HINT = "list runs with `evaldelta runs list`"
+#: How to mend a store that is not there, in the library's words (``option="store"``:
+#: the command line names its commands and ``--store`` instead).
+NO_STORE_MEND = (
+    "store a run first with evaldelta.evaluate() or RunStore(PATH).import_run(), "
+    "or choose a store with store=PATH"
+)
 
 RunRef = int | str
 #: Told how far a long step has got: ``progress(done, total)``, in units of the step's
@@ -212,7 +218,7 @@ def is_id(ref: str) -> bool:
 
 def _check_name(name: str) -> str:
     if not name or not name.strip():
-        raise StoreError("a run's name cannot be empty; give one with --name NAME")
+        raise StoreError("a run's name cannot be empty; give one with name=NAME", option="name")
     if is_id(name):
         raise StoreError(
             f"a run cannot be named {name!r}: a number refers to a run by id; "
@@ -262,17 +268,14 @@ class RunStore:
         where = self._name
         if not self.path.exists():
             if not create:
-                raise StoreError(
-                    f"no run store at {where}; store a run first with `evaldelta eval "
-                    "SUITE` or `evaldelta runs import FILE`, or choose a store with "
-                    "--store PATH or EVALDELTA_STORE"
-                )
+                raise StoreError(f"no run store at {where}; {NO_STORE_MEND}", option="store")
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(
                     f"{where}: cannot create the store's folder ({exc.strerror or exc}); "
-                    "choose another place with --store PATH"
+                    "choose another place with store=PATH",
+                    option="store",
                 ) from exc
         elif self.path.is_dir():
             raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
@@ -320,13 +323,15 @@ class RunStore:
             if "readonly" in text or "read-only" in text:
                 raise StoreError(
                     f"{where}: cannot write to the store ({text}); check the file's "
-                    "permissions, or choose another store with --store PATH"
+                    "permissions, or choose another store with store=PATH",
+                    option="store",
                 ) from exc
             raise StoreError(f"{where}: cannot {doing} ({text})") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{where}: not a run store evaldelta can read ({exc}); choose another "
-                "file with --store PATH"
+                "file with store=PATH",
+                option="store",
             ) from exc
 
     @contextmanager
@@ -447,7 +452,8 @@ class RunStore:
                 named = ", ".join(run.target_names)
                 raise StoreError(
                     f"{run.source}: some records name a target ({named}) and some do not; "
-                    "give every record a target, or pick one with --target TARGET"
+                    "give every record a target, or pick one with target=TARGET",
+                    option="target",
                 )
             parts = [(f"{base}/{t}", run.select_target(t)) for t in run.target_names]
         else:
@@ -1008,7 +1014,8 @@ class RunStore:
         except OSError as exc:
             raise StoreError(
                 f"{path}: cannot make the lock of run {rid} ({exc.strerror or exc}); check "
-                "the permissions of the store's folder, or choose another store with --store PATH"
+                "the permissions of the store's folder, or choose another store with store=PATH",
+                option="store",
             ) from exc
 
     def _busy(self, rid: int) -> str:

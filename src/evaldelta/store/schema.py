@@ -136,13 +136,15 @@ def check_version(version: int | None, path: str, latest: int = SCHEMA_VERSION) 
     if version is None:
         raise StoreError(
             f"{path}: is a SQLite database but not an evaldelta run store (it has no "
-            "schema_version table); choose another file with --store PATH"
+            "schema_version table); choose another file with store=PATH",
+            option="store",
         )
     if version > latest:
         raise StoreError(
             f"{path}: written by a newer evaldelta (store schema version {version}; this "
             f"evaldelta knows up to {latest}); upgrade evaldelta (pip install -U evaldelta) "
-            "to use it, or choose another store with --store PATH. The store was not changed."
+            "to use it, or choose another store with store=PATH. The store was not changed.",
+            option="store",
         )
 
 
