@@ -67,7 +67,7 @@ def test_importing_the_package_leaves_the_store_unloaded() -> None:
     assert out.stdout.split() == ["False", "False"]
 
 
-# -- the seeds' Python API ------------------------------------------------------------
+# -- the specs' Python API ------------------------------------------------------------
 
 
 def _scored(tid_scores: dict[str, tuple[float, float]], latency: float) -> evaldelta.Run:
@@ -77,7 +77,7 @@ def _scored(tid_scores: dict[str, tuple[float, float]], latency: float) -> evald
     )
 
 
-def test_run_store_as_the_seed_uses_it(tmp_path: Path) -> None:
+def test_run_store_as_the_spec_uses_it(tmp_path: Path) -> None:
     """``RunStore(path)`` creates the store on first use; runs go in and come back."""
     path = tmp_path / "evals" / "store.db"
     store = evaldelta.RunStore(path)
@@ -177,7 +177,7 @@ def test_compare_runs_warns_about_an_interrupted_run() -> None:
 
 
 def test_run_compare_is_compare_with_the_sides_swapped() -> None:
-    """Seed 002: ``after.compare(before)``; keyword options pass through."""
+    """Spec 002: ``after.compare(before)``; keyword options pass through."""
     before = evaldelta.load(FIXTURES / "baseline.jsonl")
     after = evaldelta.load(FIXTURES / "candidate.jsonl")
     result = after.compare(before)

@@ -70,7 +70,7 @@ def test_example_commands_run_in_order(readme: Path, tmp_path: Path) -> None:
         assert produced.read_bytes() == original.read_bytes(), f"{original} is stale"
 
 
-# -- examples/store-ci: the run-store seed's CI script ------------------------------------
+# -- examples/store-ci: the run-store spec's CI script ------------------------------------
 
 STORE_CI = REPO / "examples" / "store-ci"
 
@@ -149,7 +149,7 @@ def test_compare_latest_cannot_judge(tmp_path: Path) -> None:
     )
 
 
-def test_fixture_is_the_one_the_seed_describes() -> None:
+def test_fixture_is_the_one_the_spec_describes() -> None:
     import json
 
     text = (EXAMPLE / "fixtures" / "combined-results.jsonl").read_text(encoding="utf-8")

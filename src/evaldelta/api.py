@@ -320,7 +320,7 @@ def evaluate(
 
     Two shapes, one engine (the one ``evaldelta eval`` uses):
 
-    - seed 004's: ``evaluate(name="qa-eval", model="gpt-4o", dataset=[{"input": ...,
+    - spec 004's: ``evaluate(name="qa-eval", model="gpt-4o", dataset=[{"input": ...,
       "expected": ...}], task=answer, scorers={"exact": exact_match}, store=store)``:
       ``task`` is the agent (a function of the input, sync or async), stored as the
       run ``qa-eval/gpt-4o`` of the suite ``qa-eval``; ``result.id`` is its id.
@@ -372,7 +372,7 @@ def evaluate(
         if dataset is None or name is None or model is None:
             raise UsageError(
                 "evaluate(): with a task, give name=, model= and dataset= too "
-                "(seed 004's evaluate({name, model, dataset, task, scorers, store}))"
+                "(spec 004's evaluate({name, model, dataset, task, scorers, store}))"
             )
         loaded = suite_from_task(
             name=name,

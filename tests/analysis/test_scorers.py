@@ -31,7 +31,7 @@ def _run(rows: list[tuple[str, dict[str, float]]], **fields: object) -> Run:
     return Run.from_records(Record(tid, 0.5, scores=scores, **fields) for tid, scores in rows)
 
 
-# The seed's example, worked by hand: 20 cases, scorers "exact" and "factual".
+# The spec's example, worked by hand: 20 cases, scorers "exact" and "factual".
 #   exact:   case00 0.80 -> 0.90 (+0.10), case01-07 0.50 -> 0.65 (+0.15 each),
 #            case08-09 0.70 -> 0.625 (-0.075 each), case10-19 0.60 -> 0.60.
 #            Sum 0.10 + 1.05 - 0.15 = 1.00, mean +0.05; 8 improved, 2 regressed, 10 same.
@@ -39,7 +39,7 @@ def _run(rows: list[tuple[str, dict[str, float]]], **fields: object) -> Run:
 #            case10 0.80 -> 0.70 (-0.10), case11-19 0.50 -> 0.50.
 #            Sum -0.15 - 1.35 - 0.10 = -1.60, mean -0.08; 11 regressed, 9 the same.
 #   Regression at 0.05: exact +0.05 does not exceed; factual -0.08 < -0.05 does.
-SEED = {
+SPEC = {
     **{"case00": ((0.80, 0.90), (1.00, 0.85))},
     **{f"case{i:02d}": ((0.50, 0.65), (0.90, 0.75)) for i in range(1, 8)},
     **{f"case{i:02d}": ((0.70, 0.625), (0.90, 0.75)) for i in (8, 9)},
@@ -48,7 +48,7 @@ SEED = {
 }
 
 
-def _seed_runs() -> tuple[Run, Run]:
+def _spec_runs() -> tuple[Run, Run]:
     base = Run.from_records(
         Record(
             tid,
@@ -59,7 +59,7 @@ def _seed_runs() -> tuple[Run, Run]:
             output_tokens=50.0,
             cost_usd=0.002,
         )
-        for tid, (e, f) in SEED.items()
+        for tid, (e, f) in SPEC.items()
     )
     # The candidate lists its cases in the opposite order: they pair by test id.
     cand = Run.from_records(
@@ -72,13 +72,13 @@ def _seed_runs() -> tuple[Run, Run]:
             output_tokens=40.0,
             cost_usd=0.003,
         )
-        for tid, (e, f) in reversed(SEED.items())
+        for tid, (e, f) in reversed(SPEC.items())
     )
     return base, cand
 
 
-def test_the_seed_example_by_hand() -> None:
-    result = _compare(*_seed_runs())
+def test_the_spec_example_by_hand() -> None:
+    result = _compare(*_spec_runs())
     assert result.total_cases_compared == 20
     assert result.scorers == ["exact", "factual"]
     assert result.case_diffs[0] == CaseDiff(
@@ -88,7 +88,7 @@ def test_the_seed_example_by_hand() -> None:
             "factual": ScoreDelta(1.0, 0.85, pytest.approx(-0.15), "regressed"),
         },
     )
-    assert [d.test_id for d in result.case_diffs] == list(SEED)
+    assert [d.test_id for d in result.case_diffs] == list(SPEC)
     exact, factual = result.scorer_summaries["exact"], result.scorer_summaries["factual"]
     assert exact.mean_delta == pytest.approx(0.05)
     assert (exact.improved_count, exact.regressed_count, exact.unchanged_count) == (8, 2, 10)
@@ -110,8 +110,8 @@ def test_the_seed_example_by_hand() -> None:
     assert (result.only_in_baseline, result.only_in_candidate, result.warnings) == ([], [], [])
 
 
-def test_to_dict_is_the_seed_shape_in_snake_case() -> None:
-    d = json.loads(json.dumps(_compare(*_seed_runs()).to_dict()))
+def test_to_dict_is_the_spec_shape_in_snake_case() -> None:
+    d = json.loads(json.dumps(_compare(*_spec_runs()).to_dict()))
     assert d["case_diffs"][0] == {
         "test_id": "case00",
         "scorer_deltas": {
@@ -143,7 +143,7 @@ def test_to_dict_is_the_seed_shape_in_snake_case() -> None:
 
 
 def test_case_diffs_are_built_only_when_asked_for() -> None:
-    result = _compare(*_seed_runs())
+    result = _compare(*_spec_runs())
     assert "case_diffs" not in vars(result)
     assert len(result.case_diffs) == 20
     assert result.case_diffs is result.case_diffs  # built once
@@ -188,7 +188,7 @@ def test_a_mean_drop_of_exactly_the_threshold_is_no_regression(
 
 
 def test_mismatched_datasets_compare_the_common_cases() -> None:
-    """The seed's numbers: 80 cases compared out of 100 in the baseline and 90 in the
+    """The spec's numbers: 80 cases compared out of 100 in the baseline and 90 in the
     candidate; the others are listed, and a warning says so."""
     base = _run([(f"t{i:03d}", {"s": 0.5}) for i in range(100)])
     cand = _run([(f"t{i:03d}", {"s": 0.6}) for i in range(20, 110)])
@@ -284,13 +284,13 @@ def test_cases_lost_to_infrastructure_failures_are_left_out() -> None:
 )
 def test_bad_options(args: tuple[float, float], message: str) -> None:
     with pytest.raises(UsageError) as err:
-        _compare(*_seed_runs(), *args)
+        _compare(*_spec_runs(), *args)
     assert str(err.value) == message
 
 
 def test_chosen_scorers() -> None:
-    result = _compare(*_seed_runs(), scorers=["factual"])
+    result = _compare(*_spec_runs(), scorers=["factual"])
     assert list(result.scorer_summaries) == ["factual"]
     with pytest.raises(PairingError) as err:
-        _compare(*_seed_runs(), scorers=["judge"])
+        _compare(*_spec_runs(), scorers=["judge"])
     assert str(err.value) == "baseline: no scorer named 'judge' (scorers present: exact, factual)"

@@ -1,5 +1,5 @@
 """End to end through the installed ``evaldelta`` command: every acceptance
-criterion of the two compare seeds, every exit code, every bad input."""
+criterion of the two compare specs, every exit code, every bad input."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ CAND = FIXTURES / "candidate.jsonl"
 COMBINED = FIXTURES / "combined-results.jsonl"
 
 
-# -- seed 000: two-file pairwise ---------------------------------------------------------
+# -- spec 000: two-file pairwise ---------------------------------------------------------
 
 
-def test_pairwise_table_of_the_seed(evaldelta: Cli) -> None:
+def test_pairwise_table_of_the_spec(evaldelta: Cli) -> None:
     r = evaldelta("compare", BASE, CAND)
     assert r.code == 0, r.err
     assert r.err == ""
@@ -145,7 +145,7 @@ def test_no_color_on_a_terminal(tmp_path: Path) -> None:
     assert "\x1b[32m" in on_tty({"NO_COLOR": ""})  # empty means unset (no-color.org)
 
 
-def test_ci_gate_script_from_the_seed(tmp_path: Path, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_ci_gate_script_from_the_spec(tmp_path: Path, jsonl) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "gate.sh"
     script.write_text(
         "#!/bin/bash\n"
@@ -183,7 +183,7 @@ def test_output_file(evaldelta: Cli, tmp_path: Path) -> None:
     assert json.loads(out.read_text())["summary"]["matched"] == 3
 
 
-# -- seed 001: combined file, pairwise and N-way -----------------------------------------
+# -- spec 001: combined file, pairwise and N-way -----------------------------------------
 
 
 def test_matrix_of_a_combined_file(evaldelta: Cli) -> None:

@@ -16,7 +16,7 @@ COMBINED = FIXTURES / "combined-results.jsonl"
 TARGETS = ["gemini-3-flash-preview", "gpt-4.1", "gpt-5-mini"]
 
 
-def test_matrix_of_the_seed_fixture() -> None:
+def test_matrix_of_the_spec_fixture() -> None:
     m = compare_matrix(load(COMBINED))
     assert m.targets == TARGETS
     assert m.test_ids == ["greeting", "code-generation", "summarization"]
@@ -27,7 +27,7 @@ def test_matrix_of_the_seed_fixture() -> None:
         (TARGETS[1], TARGETS[2]),
     ]
     means = [round(p.summary.mean_delta, 3) for p in m.pairwise]
-    assert means == [0.033, 0.017, -0.017]  # the seed's deltas
+    assert means == [0.033, 0.017, -0.017]  # the spec's deltas
     assert m.regressions == []
 
 

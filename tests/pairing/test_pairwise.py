@@ -8,8 +8,7 @@ import pytest
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.pairwise import classify
-from evaldelta.pairing.pairwise import pair as compare
+from evaldelta.pairing.pairwise import classify, pair
 from tests.conftest import FIXTURES
 
 
@@ -21,9 +20,9 @@ def run_of(scores: dict[str, float | list[float]], target: str | None = None) ->
     return Run.from_records(recs, source="mem")
 
 
-def test_seed_example_numbers() -> None:
-    # The first seed's table: 0.70->0.90 win, 0.85->0.80 tie, 0.90->0.75 loss, mean +0.000.
-    c = compare(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
+def test_spec_example_numbers() -> None:
+    # The first spec's table: 0.70->0.90 win, 0.85->0.80 tie, 0.90->0.75 loss, mean +0.000.
+    c = pair(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     assert [(m.test_id, m.outcome) for m in c.matched()] == [
         ("safety-check", "win"),
         ("accuracy-test", "tie"),
@@ -56,7 +55,7 @@ def test_vectorised_classification_matches_scalar() -> None:
     rng = np.random.default_rng(0)
     base = rng.choice([0.0, 0.05, 0.1, 0.15, 0.85, 0.95, 1.0], size=500)
     cand = rng.choice([0.0, 0.05, 0.1, 0.15, 0.85, 0.95, 1.0], size=500)
-    c = compare(
+    c = pair(
         run_of(dict(zip(map(str, range(500)), base, strict=True))),
         run_of(dict(zip(map(str, range(500)), cand, strict=True))),
         0.1,
@@ -65,7 +64,7 @@ def test_vectorised_classification_matches_scalar() -> None:
 
 
 def test_attempts_are_averaged_not_last_row() -> None:
-    c = compare(run_of({"a": [1.0, 0.0, 1.0], "b": 0.5}), run_of({"a": 0.0, "b": [0.5, 1.0]}))
+    c = pair(run_of({"a": [1.0, 0.0, 1.0], "b": 0.5}), run_of({"a": 0.0, "b": [0.5, 1.0]}))
     (a, b) = c.matched()
     assert (a.score1, a.attempts1, a.score2, a.attempts2) == (pytest.approx(2 / 3), 3, 0.0, 1)
     assert (b.score2, b.attempts2) == (0.75, 2)
@@ -73,7 +72,7 @@ def test_attempts_are_averaged_not_last_row() -> None:
 
 
 def test_unmatched_are_counted_and_named() -> None:
-    c = compare(run_of({"a": 1, "b": 1, "only-base": 1}), run_of({"b": 0, "a": 1, "new": 1}))
+    c = pair(run_of({"a": 1, "b": 1, "only-base": 1}), run_of({"b": 0, "a": 1, "new": 1}))
     assert c.test_ids == ["a", "b"]  # baseline order
     assert c.unmatched_baseline == ["only-base"]
     assert c.unmatched_candidate == ["new"]
@@ -90,20 +89,20 @@ def test_unmatched_are_counted_and_named() -> None:
 def test_errors_count_and_score_zero() -> None:
     base = Run.from_records([Record("a", 0.0, error="timeout"), Record("b", 1)])
     cand = Run.from_records([Record("a", 1), Record("b", 1)])
-    c = compare(base, cand)
+    c = pair(base, cand)
     assert c.summary.errors1 == 1
     assert c.to_dict()["summary"]["errors"] == {"file1": 1, "file2": 0}
     assert c.to_dict()["matched"][0]["errors1"] == 1
 
 
 def test_no_common_cases() -> None:
-    c = compare(run_of({"a": 1}), run_of({"b": 1}))
+    c = pair(run_of({"a": 1}), run_of({"b": 1}))
     assert c.test_ids == []
     assert c.summary.mean_delta == 0.0
 
 
-def test_to_dict_has_the_seed_fields() -> None:
-    c = compare(run_of({"case-1": 0.7}), run_of({"case-1": 0.9}))
+def test_to_dict_has_the_spec_fields() -> None:
+    c = pair(run_of({"case-1": 0.7}), run_of({"case-1": 0.9}))
     d = c.to_dict()
     assert d["matched"] == [
         {
@@ -129,13 +128,13 @@ def test_targets_of_one_combined_run() -> None:
     run = Run.from_records(
         [Record("a", 0.5, target="x"), Record("a", 0.9, target="y"), Record("b", 1, target="x")]
     )
-    c = compare(run, run, baseline_target="x", candidate_target="y")
+    c = pair(run, run, baseline_target="x", candidate_target="y")
     assert (c.baseline, c.candidate) == ("x", "y")
     assert c.unmatched_baseline == ["b"]
     with pytest.raises(
         PairingError, match=r"holds 2 targets \(x, y\); choose one to compare"
     ) as err:
-        compare(run, run_of({"a": 1}))
+        pair(run, run_of({"a": 1}))
     assert str(err.value).endswith(
         "choose one to compare (baseline_target=TARGET / candidate_target=TARGET)"
     )
@@ -144,6 +143,6 @@ def test_targets_of_one_combined_run() -> None:
 
 def test_negative_threshold_is_refused() -> None:
     with pytest.raises(UsageError, match=r"threshold must be a number >= 0, got -0\.1"):
-        compare(run_of({"a": 1}), run_of({"a": 1}), -0.1)
+        pair(run_of({"a": 1}), run_of({"a": 1}), -0.1)
     with pytest.raises(UsageError):
-        compare(run_of({"a": 1}), run_of({"a": 1}), float("nan"))
+        pair(run_of({"a": 1}), run_of({"a": 1}), float("nan"))

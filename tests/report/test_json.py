@@ -1,18 +1,18 @@
-"""JSON output: the seeds' field names, exactly, and equal to ``to_dict()``."""
+"""JSON output: the specs' field names, exactly, and equal to ``to_dict()``."""
 
 from __future__ import annotations
 
 import json
 
 from evaldelta.io import load
-from evaldelta.pairing.matrix import build_matrix as compare_matrix
-from evaldelta.pairing.pairwise import pair as compare
+from evaldelta.pairing.matrix import build_matrix
+from evaldelta.pairing.pairwise import pair
 from evaldelta.report.json import render_json
 from tests.conftest import FIXTURES
 
 
 def test_pairwise_json_matches_to_dict() -> None:
-    c = compare(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
+    c = pair(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     data = json.loads(render_json(c))
     assert data == c.to_dict()
     assert set(data) >= {"matched", "unmatched", "summary"}
@@ -24,7 +24,7 @@ def test_pairwise_json_matches_to_dict() -> None:
 
 
 def test_matrix_json_shape() -> None:
-    m = compare_matrix(load(FIXTURES / "combined-results.jsonl"))
+    m = build_matrix(load(FIXTURES / "combined-results.jsonl"))
     data = json.loads(render_json(m))
     assert data == m.to_dict()
     assert data["targets"] == ["gemini-3-flash-preview", "gpt-4.1", "gpt-5-mini"]

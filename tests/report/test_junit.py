@@ -10,7 +10,7 @@ from evaldelta.model import Record, Run
 from evaldelta.report.junit import render_junit, xml_text
 from tests.conftest import EXAMPLE, FIXTURES
 
-SEED_JUNIT = """\
+SPEC_JUNIT = """\
 <?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="evaldelta" tests="4" failures="1" errors="0" skipped="0">
   <testsuite name="evaldelta: {a} → {b}" tests="4" failures="1" errors="0" skipped="0">
@@ -38,9 +38,9 @@ threshold 0.1)">regression: score 0.90 -&gt; 0.75 (delta -0.15, threshold 0.1)</
 """
 
 
-def test_seed_junit() -> None:
+def test_spec_junit() -> None:
     a, b = FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"
-    assert render_junit(compare(a, b)) == SEED_JUNIT.format(a=a, b=b)
+    assert render_junit(compare(a, b)) == SPEC_JUNIT.format(a=a, b=b)
 
 
 def _cases(xml: str) -> dict[str, ET.Element]:

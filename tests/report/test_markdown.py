@@ -10,7 +10,7 @@ from evaldelta.model import Record, Run
 from evaldelta.report.markdown import escape, render_markdown, render_matrix_markdown
 from tests.conftest import EXAMPLE, FIXTURES
 
-SEED_REPORT = """\
+SPEC_REPORT = """\
 ## evaldelta: Inconclusive ({a} → {b})
 
 > **Warning:** only 3 cases in common: intervals are wide and the verdict is shaky
@@ -61,9 +61,9 @@ Intervals at 97.5% each: Bonferroni for 2 comparisons against gpt-4.1.
 """
 
 
-def test_seed_pairwise_report() -> None:
+def test_spec_pairwise_report() -> None:
     a, b = FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"
-    assert render_markdown(compare(a, b)) == SEED_REPORT.format(a=a, b=b)
+    assert render_markdown(compare(a, b)) == SPEC_REPORT.format(a=a, b=b)
 
 
 def test_matrix_report_marks_the_baseline() -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.matrix import build_matrix as compare_matrix
-from evaldelta.pairing.pairwise import pair as compare
+from evaldelta.pairing.matrix import build_matrix
+from evaldelta.pairing.pairwise import pair
 from evaldelta.report._text import width
 from evaldelta.report.table import render_matrix_table, render_table
 from tests.conftest import FIXTURES
 
-SEED_TABLE = """
+SPEC_TABLE = """
 Comparing: {a} -> {b}
 
   Test ID        Baseline  Candidate     Delta  Result
@@ -22,7 +22,7 @@ Comparing: {a} -> {b}
 Summary: 1 win, 1 loss, 1 tie | Mean delta: +0.000 | Status: neutral
 """
 
-SEED_MATRIX = """\
+SPEC_MATRIX = """\
 Score matrix: {src} (3 tests x 3 targets)
 
 Test ID          gemini-3-flash-preview  gpt-4.1  gpt-5-mini
@@ -46,26 +46,26 @@ Regressed vs gpt-4.1: gemini-3-flash-preview, gpt-5-mini
 """
 
 
-def test_seed_pairwise_table() -> None:
+def test_spec_pairwise_table() -> None:
     a, b = FIXTURES / "baseline.jsonl", FIXTURES / "candidate.jsonl"
-    assert render_table(compare(load(a), load(b))) == SEED_TABLE.format(a=a, b=b)
+    assert render_table(pair(load(a), load(b))) == SPEC_TABLE.format(a=a, b=b)
 
 
-def test_seed_matrix_table() -> None:
+def test_spec_matrix_table() -> None:
     src = FIXTURES / "combined-results.jsonl"
-    assert render_matrix_table(compare_matrix(load(src))) == SEED_MATRIX.format(src=src)
+    assert render_matrix_table(build_matrix(load(src))) == SPEC_MATRIX.format(src=src)
 
 
 def test_matrix_with_baseline_marks_it() -> None:
     text = render_matrix_table(
-        compare_matrix(load(FIXTURES / "combined-results.jsonl"), baseline="gpt-4.1")
+        build_matrix(load(FIXTURES / "combined-results.jsonl"), baseline="gpt-4.1")
     )
     assert "gpt-4.1 (baseline)" in text
     assert text.endswith(BASELINE_MATRIX_TAIL)
 
 
 def test_colour_only_when_asked() -> None:
-    c = compare(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
+    c = pair(load(FIXTURES / "baseline.jsonl"), load(FIXTURES / "candidate.jsonl"))
     assert "\x1b[" not in render_table(c)
     coloured = render_table(c, color=True)
     assert "\x1b[32m✓ win\x1b[0m" in coloured
@@ -79,7 +79,7 @@ def test_attempts_unmatched_and_errors_are_shown() -> None:
         [Record("数学", 1), Record("b", 0.5), Record("b", 0), Record("gone", 0, error="x")]
     )
     cand = Run.from_records([Record("数学", 0), Record("b", 0.5), Record("new", 1)])
-    text = render_table(compare(base, cand))
+    text = render_table(pair(base, cand))
     lines = text.splitlines()
     header = next(line for line in lines if "Test ID" in line)
     row = next(line for line in lines if "数学" in line)
@@ -94,7 +94,7 @@ def test_attempts_unmatched_and_errors_are_shown() -> None:
 
 
 def test_no_common_cases() -> None:
-    c = compare(Run.from_records([Record("a", 1)]), Run.from_records([Record("b", 1)]))
+    c = pair(Run.from_records([Record("a", 1)]), Run.from_records([Record("b", 1)]))
     assert "No test ids in common between the baseline and the candidate." in render_table(c)
 
 
@@ -102,7 +102,7 @@ def test_matrix_missing_cell_and_attempts() -> None:
     run = Run.from_records(
         [Record("t1", 0.5, target="a"), Record("t1", 1, target="a"), Record("t2", 1, target="b")]
     )
-    text = render_matrix_table(compare_matrix(run, baseline="a"))
+    text = render_matrix_table(build_matrix(run, baseline="a"))
     assert "t1           0.75 (2)        --" in text
     assert "t2                 --      1.00" in text
     assert "(n): mean score over n attempts" in text
@@ -111,9 +111,9 @@ def test_matrix_missing_cell_and_attempts() -> None:
 
 
 def test_tiny_deltas_keep_their_sign() -> None:
-    c = compare(Run.from_records([Record("a", 0.501)]), Run.from_records([Record("a", 0.5)]), 0.1)
+    c = pair(Run.from_records([Record("a", 0.501)]), Run.from_records([Record("a", 0.5)]), 0.1)
     text = render_table(c)
     assert "  -0.001  = tie" in text
     assert "Mean delta: -0.001 | Status: regressed" in text
-    same = compare(Run.from_records([Record("a", 0.5)]), Run.from_records([Record("a", 0.5)]))
+    same = pair(Run.from_records([Record("a", 0.5)]), Run.from_records([Record("a", 0.5)]))
     assert "   +0.00  = tie" in render_table(same)

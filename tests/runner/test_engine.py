@@ -1,5 +1,5 @@
 """The engine: scheduling, concurrency, retries into records, stopping, the judge, and
-``evaluate()`` in seed 004's shape."""
+``evaluate()`` in spec 004's shape."""
 
 from __future__ import annotations
 
@@ -224,10 +224,10 @@ def test_latest_attempts_keeps_one_record_per_attempt() -> None:
     assert latest_attempts(records) == [records[2], records[1]]
 
 
-# -- evaluate(), in seed 004's shape ------------------------------------------------------
+# -- evaluate(), in spec 004's shape ------------------------------------------------------
 
 
-def test_evaluate_in_seed_004s_shape(tmp_path: Path) -> None:
+def test_evaluate_in_spec_004s_shape(tmp_path: Path) -> None:
     store = evaldelta.RunStore(tmp_path / "store.db")
     dataset = [
         {"id": "q1", "input": "2+2", "expected": "4"},

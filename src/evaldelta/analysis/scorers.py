@@ -178,7 +178,7 @@ class RunComparison:
 
     ``case_diffs`` (one :class:`CaseDiff` per paired case, in the baseline's order) is
     built on first use, from the columns the figures were computed from.
-    ``to_dict()`` is the seed's result shape in snake_case, with the cases in one run
+    ``to_dict()`` is the spec's result shape in snake_case, with the cases in one run
     only and the warnings beside it.
     """
 

@@ -10,7 +10,7 @@ from evaldelta.errors import UsageError
 
 __all__ = ["DEFAULT_REGRESSION_THRESHOLD", "DEFAULT_TOLERANCE", "Settings"]
 
-#: compare_runs' defaults (seed 004): a case within this of its baseline is unchanged...
+#: compare_runs' defaults (spec 004): a case within this of its baseline is unchanged...
 DEFAULT_TOLERANCE = 0.01
 #: ...and a scorer whose mean drops by more than this regressed.
 DEFAULT_REGRESSION_THRESHOLD = 0.05

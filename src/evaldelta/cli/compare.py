@@ -225,7 +225,7 @@ def _emit(
 
 
 def _exit_code(result: Comparison | MatrixComparison) -> int:
-    """0 pass, 1 regression (a mean delta below 0: the seeds' rule, not the verdict),
+    """0 pass, 1 regression (a mean delta below 0: the specs' rule, not the verdict),
     2 cannot judge (nothing in common to compare)."""
     from evaldelta.analysis.comparison import Comparison
 

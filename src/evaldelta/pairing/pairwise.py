@@ -125,7 +125,7 @@ class Pairing:
     baseline's order; ``left`` and ``right`` are the matched cases of each side with
     every per-case figure, aligned row by row. :func:`evaldelta.compare` adds the
     statistics and the verdict in a :class:`evaldelta.Comparison`. ``to_dict()`` is the
-    seeds' JSON shape (``matched``, ``unmatched``, ``summary``).
+    specs' JSON shape (``matched``, ``unmatched``, ``summary``).
     """
 
     baseline: str
@@ -209,7 +209,7 @@ class Pairing:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data in the documented JSON shape (snake_case, seed field names)."""
+        """Plain data in the documented JSON shape (snake_case, the specs' field names)."""
         s = self.summary
         return {
             "baseline": self.baseline,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from evaldelta.analysis import Analysis
 
 #: What a pairwise renderer formats: a comparison (with statistics and a verdict), or a
-#: plain pairing (the seeds' output: cases, wins and losses, mean delta).
+#: plain pairing (the specs' output: cases, wins and losses, mean delta).
 Pairwise = Comparison | Pairing
 #: What a matrix renderer formats: the same, for every target of a combined run.
 Matrix = MatrixComparison | MatrixPairing

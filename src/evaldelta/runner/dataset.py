@@ -1,4 +1,4 @@
-"""A suite made in Python, in the shape of seed 004's ``evaluate({name, model, dataset,
+"""A suite made in Python, in the shape of spec 004's ``evaluate({name, model, dataset,
 task, scorers})``: a dataset of dicts, a task function, scorers by name."""
 
 from __future__ import annotations

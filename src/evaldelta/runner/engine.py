@@ -223,7 +223,7 @@ class EvalOutcome:
 
     @property
     def id(self) -> int:
-        """The one stored run's id (seed 004's ``evaluate(...)`` result)."""
+        """The one stored run's id (spec 004's ``evaluate(...)`` result)."""
         return self.run.id
 
     def to_dict(self) -> dict[str, Any]:
