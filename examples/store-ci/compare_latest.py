@@ -18,15 +18,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 
 import evaldelta
-
-
-def _glob_literal(name: str) -> str:
-    """``name`` as a GLOB pattern that matches only itself (``list_runs`` takes a glob)."""
-    return re.sub(r"([*?\[])", r"[\1]", name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         with evaldelta.open_store(args.store, create=False) as store:
-            runs = store.list_runs(name=_glob_literal(args.name), limit=2)  # newest first
+            runs = store.list_runs(name=args.name, limit=2)  # newest first
             if len(runs) < 2:
                 stored = f"{len(runs)} run" + ("" if len(runs) == 1 else "s")
                 print(f"Not enough runs to compare: {stored} named {args.name!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import evaldelta
 from evaldelta.analysis import Analysis
 from evaldelta.analysis.comparison import Comparison, MatrixComparison
@@ -59,3 +61,26 @@ def test_the_result_types_are_exported() -> None:
     assert evaldelta.Analysis is Analysis
     assert evaldelta.Figures.__name__ == "Figures"
     assert evaldelta.Verdict.__name__ == "Verdict"
+
+
+def test_repr_is_one_short_line(tmp_path: Path) -> None:
+    """Not the generated repr, which printed every array (some 10 KB for 30 cases)."""
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text("".join(f'{{"test_id": "q{i}", "score": 0.5}}\n' for i in range(30)))
+    after.write_text("".join(f'{{"test_id": "q{i}", "score": 0.6}}\n' for i in range(30)))
+    c = compare(before, after)
+    assert repr(c) == str(c)
+    assert repr(c) == (
+        f"Comparison(baseline={str(before)!r}, candidate={str(after)!r}, matched=30, "
+        f"mean_delta=+0.100, verdict={c.verdict.kind!r})"
+    )
+
+
+def test_matrix_repr_is_one_short_line() -> None:
+    recs = [Record(f"q{i}", float(i % 2), target=t) for t in ("a", "b", "c") for i in range(6)]
+    m = compare_matrix(Run.from_records(recs), baseline="a")
+    assert repr(m) == "MatrixComparison(targets=['a', 'b', 'c'], baseline='a', comparisons=2)"
+    whole = compare_matrix(Run.from_records(recs))
+    assert repr(whole) == (
+        "MatrixComparison(targets=['a', 'b', 'c'], baseline=None, comparisons=3)"
+    )

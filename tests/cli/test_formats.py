@@ -83,3 +83,36 @@ def test_unknown_format_names_the_options(evaldelta: Cli, tmp_path: Path) -> Non
     )
     assert "--input-format" in r.err
     assert "--map test_id=" in r.err
+
+
+def test_one_object_in_no_known_format_names_the_formats_and_the_hints(
+    evaldelta: Cli, tmp_path: Path
+) -> None:
+    odd = tmp_path / "hello.jsonl"
+    odd.write_text('{"hello": "world"}\n')
+    r = evaldelta("compare", odd, odd)
+    assert (r.code, r.out) == (2, "")
+    assert r.err == (
+        f"evaldelta: error: {odd}:1: not a results file evaldelta can read: the first "
+        'record has none of the fields of any format evaldelta reads (fields found: "hello"); '
+        "formats tried: inspect, lm-eval, promptfoo, deepeval, openai-evals, csv, jsonl; "
+        "force one with --input-format FORMAT, or name this file's own fields with "
+        "--map FIELD=NAME (e.g. --map test_id=id,score=correct)\n"
+    )
+    # As the hint says: --map names the file's own fields, and it reads.
+    odd.write_text('{"hello": "world", "ok": 1}\n')
+    r = evaldelta("compare", odd, odd, "--map", "test_id=hello,score=ok", "--json")
+    assert r.code in (0, 1), r.err
+    assert [m["test_id"] for m in json.loads(r.out)["matched"]] == ["world"]
+
+
+def test_an_agentv_record_without_test_id_keeps_its_message(evaldelta: Cli, tmp_path: Path) -> None:
+    """A first record with agentv's fields but no test id is a bad record, not a format."""
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"score": 0.5}\n')
+    r = evaldelta("compare", path, path)
+    assert r.code == 2
+    assert r.err == (
+        f'evaldelta: error: {path}:1: record has no "test_id" (nor "eval_id" or "testId"); '
+        "every record needs one\n"
+    )

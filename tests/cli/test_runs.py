@@ -162,9 +162,13 @@ def test_config_values_keep_their_json_type(cli: Cli) -> None:
             BASELINE,
             "--config",
             "temperature=0.2",
+            "--config",
             "retries=3",
+            "--config",
             "cache=true",
+            "--config",
             "model=gpt-4.1",
+            "--config",
             'stop=["\\n"]',
         )
     )
@@ -181,6 +185,36 @@ def test_config_values_keep_their_json_type(cli: Cli) -> None:
     assert r.err == (
         "evaldelta: error: --config takes KEY=VALUE, got 'novalue' (e.g. --config prompt=v2)\n"
     )
+
+
+def test_config_before_the_file_takes_one_setting(cli: Cli) -> None:
+    """``--config`` takes one KEY=VALUE: the file after it is the file, not a setting."""
+    ok(cli("runs", "import", "--config", "prompt=v3", CANDIDATE, "--name", "x"))
+    shown = json.loads(ok(cli("runs", "show", "x", "--json")).out)
+    assert shown["config"]["prompt"] == "v3"
+    assert shown["source"] == str(CANDIDATE)
+    r = cli("runs", "import", "--config", "a=1", "b=2", CANDIDATE)
+    assert r.code == 2
+    assert "unrecognized arguments" in r.err
+
+
+def test_list_by_a_name_with_glob_characters(cli: Cli, store: Path) -> None:
+    for name in ("qa[v2]", "qav", "qa2"):
+        ok(cli("runs", "import", BASELINE, "--name", name))
+
+    def listed(*args: str) -> list[str]:
+        return [r["name"] for r in json.loads(ok(cli("runs", "list", *args, "--json")).out)]
+
+    assert listed("--name", "qa[v2]") == ["qa[v2]"]  # the run of that exact name
+    assert listed("--name-glob", "qa[v2]") == ["qa2", "qav"]
+    assert listed("--name", "qa?") == ["qa2", "qav"]  # no run is named so: a pattern
+    assert listed("--name-glob", "qa*") == ["qa2", "qav", "qa[v2]"]
+    assert ok(cli("runs", "list", "--name", "qa")).out == f"No runs named 'qa' in {store}.\n"
+    assert ok(cli("runs", "list", "--name-glob", "x*")).out == (
+        f"No runs matching 'x*' in {store}.\n"
+    )
+    shown = json.loads(ok(cli("runs", "show", "qa[v2]", "--json")).out)
+    assert shown["name"] == "qa[v2]"
 
 
 # -- compare, gate and power take stored runs -----------------------------------------

@@ -6,12 +6,14 @@ import dataclasses
 import io
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import evaldelta
 from evaldelta.model import Record, Run
-from evaldelta.store import RunStore, export_jsonl
+from evaldelta.store import RunStore, export_jsonl, open_store
 from tests.conftest import FIXTURES
 from tests.store.conftest import synthetic_run
 from tests.store.test_runstore import FIXTURE_FILES
@@ -112,3 +114,145 @@ def test_export_tells_how_many_records_are_written(store: RunStore) -> None:
     calls: list[tuple[int, int]] = []
     export_jsonl(run, io.BytesIO(), progress=lambda done, total: calls.append((done, total)))
     assert calls == [(10_000, 25_000), (20_000, 25_000), (25_000, 25_000)]
+
+
+#: Every column of a run that load reads and the store keeps (all but ``source``,
+#: ``format`` and ``lines``, which are those of the new file).
+COLUMNS = (
+    "test_ids",
+    "targets",
+    "categories",
+    "test_index",
+    "target_index",
+    "category_index",
+    "score",
+    "passed",
+    "attempt",
+    "latency_ms",
+    "wait_ms",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "is_error",
+    "safety_failure",
+    "errors",
+    "error_kinds",
+    "tags",
+    "scorer_scores",
+    "texts",
+    "input_hash",
+    "extra",
+    "status",
+    "config",
+    "started_at",
+    "finished_at",
+)
+
+_ONE_STAMP = "finished_at"  # one record carries one timestamp, or the run knows only one
+_HASH = "input_hash"  # taken by the other reader from more than the input text
+
+#: What JSONL cannot tell the reader, so does not come back (see export.py's docstring).
+KNOWN_LOSSES: dict[str, set[str]] = {
+    "deepeval/test_run_sample.json": {_ONE_STAMP},  # one record, start != end
+    "inspect_ai/log_read_sample.eval": {_ONE_STAMP},  # one record, start != end
+    "inspect_ai/log_read_sample.json": {_ONE_STAMP},
+    "openai_evals/output-items.jsonl": {_ONE_STAMP},  # a start and no end
+    "openai_evals/output-items-candidate.jsonl": {_ONE_STAMP},
+    "promptfoo/sample-export.json": {_ONE_STAMP},  # a start and no end
+    "promptfoo/candidate-export.json": {_ONE_STAMP},
+    # Inspect's hash leaves out the message ids its text keeps.
+    "inspect_ai/SYNTHETIC_epochs.eval": {_HASH},
+    "inspect_ai/SYNTHETIC_epochs.json": {_HASH},
+    "inspect_ai/SYNTHETIC_epochs_candidate.eval": {_HASH},
+    "inspect_ai/SYNTHETIC_epochs_candidate.json": {_HASH},
+    # lm-eval's hash is of its own doc_hash, not of the text.
+    **{
+        f"lm_eval/SYNTHETIC_model_{m}/{name}": {_HASH}
+        for m, day in (("A", "2025-06-01T12-00-00"), ("B", "2025-06-02T09-30-00"))
+        for name in (
+            f"results_{day}.000000.json",
+            f"samples_arc_easy_{day}.000000.jsonl",
+            f"samples_gsm8k_{day}.000000.jsonl",
+        )
+    },
+}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with arrays of the same dtype and NaN equal to NaN."""
+    if isinstance(a, np.ndarray):
+        return (
+            isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+        )
+    if isinstance(a, dict) and any(isinstance(v, np.ndarray) for v in a.values()):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def _differing(a: Run, b: Run) -> set[str]:
+    return {name for name in COLUMNS if not _same(getattr(a, name), getattr(b, name))}
+
+
+def _round_trip(store: RunStore, run: Run, path: Path, extra_fields: list[str]) -> tuple[Run, Run]:
+    stored = store.get_run(store.add_run(run, name="r"), keep_text=True)
+    with open(path, "wb") as fh:
+        export_jsonl(stored, fh)
+    return stored, evaldelta.load(path, keep_text=True, extra_fields=extra_fields)
+
+
+def test_every_column_of_every_fixture_format_survives_export_and_load(tmp_path: Path) -> None:
+    formats = set()
+    lost: dict[str, set[str]] = {}
+    with open_store(":memory:") as store:
+        for rel in FIXTURE_FILES:
+            run = evaldelta.load(FIXTURES / rel, keep_text=True)
+            formats.add(run.format)
+            stored, again = _round_trip(store, run, tmp_path / "export.jsonl", [])
+            assert again.format == "jsonl"
+            if differing := _differing(stored, again):
+                lost[rel] = differing
+    assert formats == {
+        "jsonl",
+        "csv",
+        "deepeval",
+        "inspect",
+        "lm-eval",
+        "openai-evals",
+        "promptfoo",
+    }
+    assert lost == KNOWN_LOSSES
+
+
+def test_each_records_own_timestamp_survives_when_the_run_holds_it(tmp_path: Path) -> None:
+    path = FIXTURES / "combined-results.jsonl"
+    stamps = [json.loads(line)["timestamp"] for line in path.read_text().splitlines()]
+    run = evaldelta.load(path, keep_text=True, extra_fields=["timestamp"])
+    assert run.extra["timestamp"] == stamps
+    with open_store(":memory:") as store:
+        stored, again = _round_trip(store, run, tmp_path / "export.jsonl", ["timestamp"])
+    assert _differing(stored, again) == set()
+    exported = [json.loads(line) for line in (tmp_path / "export.jsonl").read_text().splitlines()]
+    assert [rec["timestamp"] for rec in exported] == stamps
+    assert (again.started_at, again.finished_at) == (min(stamps), max(stamps))
+
+
+def test_record_timestamps_that_disagree_with_the_run_give_way_to_its_start_and_end() -> None:
+    run = Run.from_columns(
+        source="x.jsonl",
+        format="jsonl",
+        test_id=["a", "b", "c"],
+        score=[1.0, 0.0, 1.0],
+        extra={"timestamp": ["2026-01-01T00:00:05Z", None, "2026-01-01T00:00:09Z"]},
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+    )
+    out = io.BytesIO()
+    export_jsonl(run, out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [rec.get("timestamp") for rec in lines] == [
+        "2026-01-01T00:00:00Z",
+        None,
+        "2026-01-01T00:01:00Z",
+    ]

@@ -375,7 +375,7 @@ def test_a_suites_runs_oldest_first(store: RunStore) -> None:
     baseline, candidate = runs[-2:]
     assert (baseline.id, candidate.id) == (ids[2], ids[3])
     assert [r.id for r in store.list_runs(suite.id, limit=2)] == ids[2:]
-    assert [r.id for r in store.list_runs(suite.id, name="qa-[01]")] == ids[:2]
+    assert [r.id for r in store.list_runs(suite.id, pattern="qa-[01]")] == ids[:2]
     assert {r.suite for r in runs} == {"qa"}
     assert {r.suite_id for r in runs} == {suite.id}
     assert runs[0].to_dict()["suite"] == "qa"

@@ -261,10 +261,19 @@ def test_list_newest_first_with_glob_and_limit(store: RunStore) -> None:
         (2, "main"),
         (1, "main"),
     ]
-    assert [r.id for r in store.list_runs(name="pr-*")] == [4, 3]
+    assert [r.id for r in store.list_runs(pattern="pr-*")] == [4, 3]
     assert [r.id for r in store.list_runs(name="main")] == [2, 1]
     assert [r.id for r in store.list_runs(limit=2)] == [4, 3]
-    assert store.list_runs(name="nothing*") == []
+    assert store.list_runs(pattern="nothing*") == []
+    assert store.list_runs(name="pr-*") == []  # a name is exact, never a glob
+
+
+def test_list_by_a_name_that_looks_like_a_glob(store: RunStore) -> None:
+    for name in ("qa[v2]", "qav", "qa2"):
+        store.add_run(synthetic_run(2), name=name)
+    assert [r.name for r in store.list_runs(name="qa[v2]")] == ["qa[v2]"]
+    assert [r.name for r in store.list_runs(pattern="qa[v2]")] == ["qa2", "qav"]
+    assert [r.name for r in store.list_runs(name="qa[v2]", pattern="qa*")] == ["qa[v2]"]
 
 
 def test_rename(store: RunStore) -> None:

@@ -34,13 +34,22 @@ if TYPE_CHECKING:
 __all__ = ["Comparison", "MatrixComparison"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Comparison:
     """A candidate compared with a baseline: the cases paired, the statistics, the
     verdict. ``to_dict()`` is exactly what ``--format json`` prints."""
 
     pairing: Pairing
     analysis: Analysis
+
+    def __repr__(self) -> str:
+        # One line: the generated repr printed every array (some 10 KB for 30 cases).
+        summary = self.summary
+        return (
+            f"Comparison(baseline={self.baseline!r}, candidate={self.candidate!r}, "
+            f"matched={summary.matched}, mean_delta={summary.mean_delta:+.3f}, "
+            f"verdict={self.verdict.kind!r})"
+        )
 
     # -- the analysis -------------------------------------------------------------
 
@@ -207,13 +216,19 @@ class Comparison:
         return render_html_summary(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class MatrixComparison:
     """Every target of a combined run side by side (the :class:`MatrixPairing`), and
     one :class:`Comparison` per pair, with statistics and a verdict each."""
 
     pairing: MatrixPairing
     pairwise: list[Comparison]
+
+    def __repr__(self) -> str:
+        return (
+            f"MatrixComparison(targets={self.targets!r}, baseline={self.baseline!r}, "
+            f"comparisons={len(self.pairwise)})"
+        )
 
     @property
     def source(self) -> str:

@@ -51,11 +51,11 @@ def add_parser(commands: Any) -> None:
     imp.add_argument(
         "--config",
         metavar="KEY=VALUE",
-        nargs="+",
-        action="extend",
+        action="append",
         default=[],
-        help="settings of the run (model, prompt, temperature...), beside those the file "
-        "declares; a VALUE that is JSON (0.2, true) is kept as such",
+        help="a setting of the run (model, prompt, temperature...), beside those the file "
+        "declares; repeat for more (--config prompt=v2 --config temperature=0.2); a VALUE "
+        "that is JSON (0.2, true) is kept as such",
     )
     imp.add_argument("--notes", metavar="TEXT", help="free text to keep with the run")
     imp.add_argument("--target", metavar="TARGET", help="store only this target of the file")
@@ -84,7 +84,17 @@ def add_parser(commands: Any) -> None:
     imp.set_defaults(run=run_import)
 
     ls = _sub(sub, "list", "list the stored runs, newest first")
-    ls.add_argument("--name", metavar="GLOB", help="only runs whose name matches, e.g. 'main*'")
+    ls.add_argument(
+        "--name",
+        metavar="NAME",
+        help="only the runs of this name; a NAME with *, ? or [ that no run has is "
+        "read as a pattern, e.g. 'main*'",
+    )
+    ls.add_argument(
+        "--name-glob",
+        metavar="GLOB",
+        help="only runs whose name matches this pattern, e.g. 'main*' or 'qa-[12]'",
+    )
     ls.add_argument("--suite", metavar="NAME", help="only the runs of this suite")
     ls.add_argument("--limit", type=int, metavar="N", help="only the N newest runs")
     ls.add_argument("--json", action="store_true", help="print JSON")
@@ -198,6 +208,7 @@ def run_list(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
     with open_store_of(args) as store:
+        suite_id: int | None = None
         if args.suite is not None:
             suite = store.find_suite_by_name(args.suite)
             if suite is None:
@@ -206,10 +217,20 @@ def run_list(args: argparse.Namespace) -> int:
                     f"no suite named {args.suite!r} in {path} (suites: {known}); run one "
                     "with `evaldelta eval SUITE`, or leave out --suite"
                 )
-            # A suite's runs come oldest first; the table shows the newest first.
-            runs = store.list_runs(suite.id, name=args.name, limit=args.limit)[::-1]
-        else:
-            runs = store.list_runs(name=args.name, limit=args.limit)
+            suite_id = suite.id
+        name, pattern = args.name, args.name_glob
+        # A name is exact; one with a glob character that no run has stays a pattern,
+        # as --name was before --name-glob.
+        if (
+            name is not None
+            and pattern is None
+            and any(c in name for c in "*?[")
+            and not store.list_runs(suite_id, name=name, limit=1)
+        ):
+            name, pattern = None, name
+        runs = store.list_runs(suite_id, name=name, pattern=pattern, limit=args.limit)
+        if suite_id is not None:
+            runs = runs[::-1]  # a suite's runs come oldest first; the table: newest first
         # Kept in the store: no record is read, except once for a run stored before.
         with progress_line(args, "summarising runs stored without figures") as line:
             figures = store.summaries([r.id for r in runs], progress=line)
@@ -218,6 +239,7 @@ def run_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not runs:
         which = f" named {args.name!r}" if args.name else ""
+        which += f" matching {args.name_glob!r}" if args.name_glob else ""
         which += f" in suite {args.suite!r}" if args.suite is not None else ""
         write_output(f"No runs{which} in {path}.\n", None)
         return EXIT_OK

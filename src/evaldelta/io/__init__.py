@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from evaldelta.errors import UnknownFormatError
+from evaldelta.errors import ParseError, UnknownFormatError
 from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
 from evaldelta.model import Run
 
@@ -137,7 +137,15 @@ def load(
         return _JSONL.read(file, **options)  # (an empty file is reported there)
     for reader in READERS:
         if reader.sniff(file, head):
-            return reader.read(file, **options)
+            if reader is not _JSONL or mapping:
+                return reader.read(file, **options)
+            try:
+                return reader.read(file, **options)
+            except ParseError as exc:
+                fields = _first_record_fields(head) if exc.line == 1 else None
+                if fields is None or fields & _JSONL_FIELDS:
+                    raise
+                raise UnknownFormatError(_no_known_fields(file, fields)) from exc
     start = head.lstrip()[:1]
     if start in (b"[", b"{"):
         what = "a JSON array" if start == b"[" else "one pretty-printed JSON document"
@@ -150,6 +158,42 @@ def load(
         f"{file}: not a results file evaldelta can read (it starts with {shown!r}); "
         f"supported formats: {', '.join(formats())} (force one with --input-format, or "
         "map a CSV's or a JSONL's own fields with --map test_id=...,score=...)"
+    )
+
+
+#: Every field the JSONL reader reads: a first record with none of them is in no format
+#: evaldelta knows, rather than an agentv file with one bad record.
+_JSONL_FIELDS = frozenset(
+    {
+        "test_id", "eval_id", "testId", "target", "score", "scores", "passed", "attempt",
+        "category", "tags", "latency_ms", "duration_ms", "wait_ms", "trace", "token_usage",
+        "input_tokens", "output_tokens", "prompt_tokens", "completion_tokens", "cost_usd",
+        "error", "execution_status", "error_kind", "safety_failure", "input", "output",
+        "answer", "expected", "expected_output", "metadata",
+    }
+)  # fmt: skip
+
+
+def _first_record_fields(head: bytes) -> frozenset[str] | None:
+    """The keys of the file's first record, or ``None`` when it is no JSON object."""
+    import json
+
+    first = head.lstrip().split(b"\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return None
+    return frozenset(record) if isinstance(record, dict) else None
+
+
+def _no_known_fields(file: Path, fields: frozenset[str]) -> str:
+    """The message for a JSON Lines file whose first record no reader recognises."""
+    found = ", ".join(f'"{name}"' for name in sorted(fields)) or "none"
+    return (
+        f"{file}:1: not a results file evaldelta can read: the first record has none of "
+        f"the fields of any format evaldelta reads (fields found: {found}); formats "
+        f"tried: {', '.join(formats())}; force one with --input-format FORMAT, or name "
+        "this file's own fields with --map FIELD=NAME (e.g. --map test_id=id,score=correct)"
     )
 
 

@@ -2,8 +2,18 @@
 
 One line per record, in the run's order, with the fields the JSONL reader reads.
 The run's own facts ride on the records, as the reader expects them: ``config`` and
-``run_status`` on the first record, the start and end times as the ``timestamp`` of
-the first and the last record.
+``run_status`` on the first record. A :class:`Run` keeps no time per record, only
+``started_at`` and ``finished_at`` (the reader's earliest and latest ``timestamp``), so
+those two go out as the ``timestamp`` of the first and the last record; a run read
+with ``extra_fields=["timestamp"]`` does hold each record's own, and then every record
+gets its own back.
+
+What the reader cannot be told, and so does not come back: a single record carries one
+``timestamp``, so a run of one record whose start and end differ comes back with both
+at its start; a run that knows only one of the two comes back with both set to it; and
+an ``input_hash`` that another reader took from something other than the input text
+(Inspect's messages without their ids, lm-eval's ``doc_hash``) is taken afresh from
+the text. ``tests/store/test_export.py`` names each such loss, fixture by fixture.
 """
 
 from __future__ import annotations
@@ -104,12 +114,26 @@ def _record_dicts(run: Run, start: int, stop: int) -> list[dict[str, Any]]:
     return out
 
 
+def _record_stamps(run: Run) -> list[str | None] | None:
+    """Each record's own ``timestamp``, when the run holds them (read with
+    ``extra_fields=["timestamp"]``) and they give back its start and end as the reader
+    takes them (earliest and latest); ``None`` otherwise."""
+    stamps = run.extra.get("timestamp")
+    if stamps is None or not all(s is None or isinstance(s, str) for s in stamps):
+        return None
+    found = [s for s in stamps if s]
+    if not found or (min(found), max(found)) != (run.started_at, run.finished_at):
+        return None
+    return list(stamps)
+
+
 def jsonl_lines(run: Run) -> Iterator[bytes]:
     """The run as JSON Lines, a batch of lines at a time."""
     import msgspec
 
     encoder = msgspec.json.Encoder()
     n = len(run)
+    stamps = _record_stamps(run)
     for start in range(0, n, BATCH):
         stop = min(start + BATCH, n)
         batch = _record_dicts(run, start, stop)
@@ -118,10 +142,15 @@ def jsonl_lines(run: Run) -> Iterator[bytes]:
                 batch[0]["config"] = run.config
             if run.status != "complete":
                 batch[0]["run_status"] = run.status
-            if run.started_at is not None:
+        if stamps is not None:
+            for rec, stamp in zip(batch, stamps[start:stop], strict=True):
+                if stamp is not None:
+                    rec["timestamp"] = stamp
+        else:
+            if start == 0 and run.started_at is not None:
                 batch[0]["timestamp"] = run.started_at
-        if stop == n and run.finished_at is not None and (n > 1 or run.started_at is None):
-            batch[-1]["timestamp"] = run.finished_at
+            if stop == n and run.finished_at is not None and (n > 1 or run.started_at is None):
+                batch[-1]["timestamp"] = run.finished_at
         yield encoder.encode_lines(batch)
 
 

@@ -641,6 +641,7 @@ class RunStore:
         suite_id: int | None = None,
         *,
         name: str | None = None,
+        pattern: str | None = None,
         limit: int | None = None,
     ) -> list[StoredRun]:
         """The stored runs: those of one suite, oldest first, or all of them, newest first.
@@ -649,7 +650,8 @@ class RunStore:
             suite_id: a suite's id (``store.find_suite_by_name("qa").id``): only its
                 runs, **oldest first**, so that ``runs[-2], runs[-1]`` are the one
                 before the latest and the latest.
-            name: only runs whose name matches this glob (``before*``).
+            name: only runs of exactly this name (``qa[v2]`` is a name, not a glob).
+            pattern: only runs whose name matches this glob (``before*``, ``qa-[01]``).
             limit: how many: the newest ``limit`` (still oldest first for a suite).
 
         Raises:
@@ -668,8 +670,11 @@ class RunStore:
             conditions.append("runs.suite = ?")
             params.append(suite_id)
         if name is not None:
-            conditions.append("runs.name GLOB ?")
+            conditions.append("runs.name = ?")
             params.append(name)
+        if pattern is not None:
+            conditions.append("runs.name GLOB ?")
+            params.append(pattern)
         query = _SELECT
         if conditions:
             query += " WHERE " + " AND ".join(conditions)
