@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Result, write_jsonl
+from tests.conftest import REPO, Result, write_jsonl
 
 Cli = Callable[..., Result]
+
+STORE_CI = REPO / "examples" / "store-ci"
+FACTUAL = "scorer factual dropped: -10.0 points, 95% CI [-15.0, -5.0]"
 
 
 def run_file(
@@ -205,6 +208,7 @@ def test_json_carries_the_gate_and_every_figure(evaldelta: Cli, runs) -> None:  
         "exit_code": 0,
         "result": "pass",
         "reason": data["gate"]["reason"],
+        "scorer_regressions": [],
     }
     assert data["verdict"]["verdict"] == "Better"
     delta = data["statistics"]["mean_score"]["delta"]
@@ -280,3 +284,46 @@ def test_cluster_by_a_field(evaldelta: Cli, tmp_path: Path) -> None:
     r = evaldelta("compare", base, cand, "--cluster-by", "nothing")
     assert r.code == 2
     assert "has a 'nothing' field to cluster by" in r.err
+
+
+# -- a scorer's significant drop (issue 13) ----------------------------------------------
+
+
+def test_store_ci_gate_warns_about_a_scorer_drop(evaldelta: Cli) -> None:
+    """The overall score is Inconclusive, but factual's interval lies wholly below zero:
+    the gate passes and names it."""
+    r = evaldelta("gate", "monday.jsonl", "tuesday.jsonl", cwd=STORE_CI)
+    assert r.code == 0, r.err
+    assert f"evaldelta gate: warning: {FACTUAL}\n" in r.err
+    assert "exact dropped" not in r.err  # +4.0 points: a rise is no warning
+    assert r.err.rstrip().splitlines()[-1].startswith("evaldelta gate: pass, with a warning:")
+
+
+def test_store_ci_gate_blocks_on_a_scorer_drop(evaldelta: Cli) -> None:
+    r = evaldelta(
+        "gate", "monday.jsonl", "tuesday.jsonl", "--block-scorer-regression", cwd=STORE_CI
+    )
+    assert r.code == 1
+    assert r.err.strip() == f"evaldelta gate: block (--block-scorer-regression): {FACTUAL}"
+
+
+def test_scorer_regressions_in_the_json_gate(evaldelta: Cli) -> None:
+    args = ("gate", "monday.jsonl", "tuesday.jsonl", "--format", "json")
+    gate = json.loads(evaldelta(*args, cwd=STORE_CI).out)["gate"]
+    assert gate["result"] == "pass"
+    (dropped,) = gate["scorer_regressions"]
+    assert dropped["scorer"] == "factual"
+    delta = dropped["delta"]
+    assert (delta["estimate"], delta["ci_low"], delta["ci_high"]) == (-0.1, -0.15, -0.05)
+    assert delta["level"] == 0.95
+    blocked = json.loads(evaldelta(*args, "--block-scorer-regression", cwd=STORE_CI).out)
+    assert blocked["gate"]["exit_code"] == 1
+    assert blocked["gate"]["reason"] == f"block (--block-scorer-regression): {FACTUAL}"
+
+
+def test_no_scorer_regression_no_warning(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+    base, cand = runs(0.5, 0.5)
+    r = evaldelta("gate", base, cand, "--block-scorer-regression", "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["gate"]["scorer_regressions"] == []
+    assert "warning: scorer" not in r.err

@@ -26,6 +26,7 @@ BEFORE = REPO / "examples" / "agent-versions" / "before.jsonl"
 AFTER = REPO / "examples" / "agent-versions" / "after.jsonl"
 COMBINED = EXAMPLE / "fixtures" / "combined-results.jsonl"
 ACTION = REPO / "action.yml"
+STORE_CI = REPO / "examples" / "store-ci"
 WORKFLOW = REPO / "examples" / "github-actions" / "evaldelta.yml"
 
 
@@ -192,16 +193,26 @@ def test_action_is_well_formed() -> None:
     for top in ("name", "description", "inputs", "outputs", "runs"):
         assert re.search(rf"^{top}:", text, re.M), top
     inputs = _inputs()
-    assert {"baseline", "candidate", "block-inconclusive", "min-pass-rate"} <= set(inputs)
-    assert _keys(_section(text, "outputs"), 2) == ["verdict", "exit-code", "report"]
+    assert {
+        "baseline-db",
+        "candidate-db",
+        "baseline",
+        "candidate",
+        "block-inconclusive",
+        "block-scorer-regression",
+        "min-pass-rate",
+        "sample",
+    } <= set(inputs)
+    outputs = ["verdict", "exit-code", "report", "report-path"]
+    assert _keys(_section(text, "outputs"), 2) == outputs
     # Every ${{ inputs.x }} names an input, and every input is used.
     used = set(re.findall(r"\$\{\{ inputs\.([a-z0-9-]+) \}\}", text))
     assert used == set(inputs)
     # Outputs come from what the gate step writes to $GITHUB_OUTPUT.
     script = _step_script("gate")
-    for output in ("verdict", "exit-code", "report"):
+    for output in outputs:
         assert f"${{{{ steps.gate.outputs.{output} }}}}" in text
-        assert f'echo "{output}=' in script
+        assert f'echo "{output}=' in script or f'echo "{output}<<' in script
     assert "pip install" in _step_script("install")
     assert '"$ACTION_PATH"' in _step_script("install")
     assert "${{ github.action_path }}" in text
@@ -215,8 +226,34 @@ def test_action_passes_only_flags_the_gate_has(evaldelta: Cli) -> None:
         assert re.search(rf"(?<![\w-]){flag}\b", help_text), flag
 
 
+def _github_output(text: str) -> dict[str, str]:
+    """Parse $GITHUB_OUTPUT as GitHub does: ``name=value`` lines, and multi-line values
+    as ``name<<DELIMITER``, the value's lines, then ``DELIMITER`` alone on a line."""
+    outputs: dict[str, str] = {}
+    lines = iter(text.split("\n"))
+    for line in lines:
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            value: list[str] = []
+            for part in lines:
+                if part == delimiter:
+                    break
+                value.append(part)
+            else:
+                raise AssertionError(f"{name}: no closing {delimiter!r}")
+            assert name not in outputs, name
+            outputs[name] = "\n".join(value)
+        else:
+            name, value_text = line.split("=", 1)
+            assert name not in outputs, name
+            outputs[name] = value_text
+    return outputs
+
+
 def _run_gate_step(
-    tmp_path: Path, **inputs: str
+    tmp_path: Path, evaldelta: Path = EVALDELTA, **inputs: str
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, str], Path]:
     values = {**_inputs(), "report": str(tmp_path / "report.md"), **inputs}
     output = tmp_path / "github_output"
@@ -226,7 +263,7 @@ def _run_gate_step(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     env.update({f"INPUT_{k.upper().replace('-', '_')}": v for k, v in values.items()})
     env.update(
-        EVALDELTA=str(EVALDELTA),
+        EVALDELTA=str(evaldelta),
         EVALDELTA_PYTHON=sys.executable,
         RUNNER_TEMP=str(tmp_path),
         GITHUB_OUTPUT=str(output),
@@ -243,19 +280,22 @@ def _run_gate_step(
         timeout=120,
         check=False,
     )
-    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
-    return proc, outputs, summary
+    return proc, _github_output(output.read_text(encoding="utf-8")), summary
 
 
 def test_action_gate_step_passes(tmp_path: Path) -> None:
     proc, outputs, summary = _run_gate_step(tmp_path, baseline=str(BEFORE), candidate=str(AFTER))
     assert proc.returncode == 0, proc.stderr
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    # The report's text arrives intact, every line of it (the file ends in a newline,
+    # which the multi-line form leaves out).
+    assert report.count("\n") > 20
     assert outputs == {
         "verdict": "Inconclusive",
         "exit-code": "0",
-        "report": str(tmp_path / "report.md"),
+        "report-path": str(tmp_path / "report.md"),
+        "report": report.removesuffix("\n"),
     }
-    report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "**Gate: pass** (exit code 0)." in report
     assert summary.read_text(encoding="utf-8") == "# earlier step\n" + report + "\n"
     assert "evaldelta gate: pass, with a warning" in proc.stderr
@@ -298,11 +338,105 @@ def test_action_gate_step_reports_unreadable_runs(tmp_path: Path) -> None:
         tmp_path, baseline=str(tmp_path / "missing.jsonl"), candidate=str(AFTER)
     )
     assert proc.returncode == 2
-    assert outputs == {"verdict": "", "exit-code": "2", "report": str(tmp_path / "report.md")}
     report = (tmp_path / "report.md").read_text()
+    assert outputs == {
+        "verdict": "",
+        "exit-code": "2",
+        "report-path": str(tmp_path / "report.md"),
+        "report": report.removesuffix("\n"),
+    }
     assert report.startswith("## evaldelta: cannot judge\n")
     assert "missing.jsonl" in report
     assert report in summary.read_text()
+
+
+def test_action_gate_step_needs_a_baseline(tmp_path: Path) -> None:
+    proc, outputs, _ = _run_gate_step(tmp_path, candidate=str(AFTER))
+    assert proc.returncode == 2
+    assert outputs["exit-code"] == "2"
+    message = "evaldelta action: give the baseline run as the input baseline-db (or baseline)"
+    assert message in outputs["report"]
+
+
+def _recording_gate(tmp_path: Path) -> Path:
+    """A stand-in for the evaldelta command: it records its arguments, one a line, and
+    writes a report whose lines include what a naive delimiter might be."""
+    fake = tmp_path / "fake-evaldelta"
+    fake.write_text(
+        textwrap.dedent(
+            """\
+            #!/usr/bin/env bash
+            printf '%s\\n' "$@" > "$RUNNER_TEMP/args"
+            while [ $# -gt 0 ]; do
+              if [ "$1" = --report ]; then printf '## r\\nEOF\\nreport<<EOF\\nlast line' > "$2"; fi
+              shift
+            done
+            exit 0
+            """
+        )
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_action_inputs_map_to_the_gate_flags(tmp_path: Path) -> None:
+    proc, outputs, _ = _run_gate_step(
+        tmp_path,
+        _recording_gate(tmp_path),
+        **{
+            "baseline-db": "main.db",
+            "candidate-db": "pr.db",
+            "baseline": "ignored-baseline.jsonl",
+            "candidate": "ignored-candidate.jsonl",
+            "min-pass-rate": "0.85",
+            "sample": "50",
+            "block-inconclusive": "true",
+            "block-scorer-regression": "true",
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:3] == ["gate", "main.db", "pr.db"]
+    assert "ignored-baseline.jsonl" not in args
+    assert "ignored-candidate.jsonl" not in args
+    joined = " ".join(args)
+    assert "--min-pass-rate 0.85" in joined
+    assert "--sample 50" in joined
+    assert "--block-inconclusive" in args
+    assert "--block-scorer-regression" in args
+    # A report without a final newline, with lines that look like delimiters: intact.
+    assert outputs["report"] == "## r\nEOF\nreport<<EOF\nlast line"
+
+
+def test_action_aliases_and_defaults_map_to_the_gate_flags(tmp_path: Path) -> None:
+    proc, _, _ = _run_gate_step(
+        tmp_path, _recording_gate(tmp_path), baseline="a.jsonl", candidate="b.jsonl"
+    )
+    assert proc.returncode == 0, proc.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:3] == ["gate", "a.jsonl", "b.jsonl"]
+    for flag in (
+        "--min-pass-rate",
+        "--sample",
+        "--block-inconclusive",
+        "--block-scorer-regression",
+    ):
+        assert flag not in args
+
+
+def test_action_gate_step_blocks_on_a_scorer_drop(tmp_path: Path) -> None:
+    """The store-ci example through the action: a warning, then a block with the input."""
+    runs = {"baseline-db": str(STORE_CI / "monday.jsonl")}
+    runs["candidate-db"] = str(STORE_CI / "tuesday.jsonl")
+    dropped = "scorer factual dropped: -10.0 points, 95% CI [-15.0, -5.0]"
+    proc, outputs, _ = _run_gate_step(tmp_path, **runs)
+    assert proc.returncode == 0, proc.stderr
+    assert f"evaldelta gate: warning: {dropped}" in proc.stderr
+    proc, outputs, _ = _run_gate_step(tmp_path, **runs, **{"block-scorer-regression": "true"})
+    assert proc.returncode == 1
+    assert outputs["exit-code"] == "1"
+    assert f"block (--block-scorer-regression): {dropped}" in proc.stderr
+    assert "**Gate: block** (exit code 1)." in outputs["report"]
 
 
 def test_example_workflow_uses_the_action_outputs() -> None:
@@ -318,7 +452,8 @@ def test_example_workflow_uses_the_action_outputs() -> None:
     block = re.search(r"\n        with:\n((?:          .*\n)+)", step)
     assert block is not None
     given = set(re.findall(r"^          ([a-z-]+): ", block.group(1), re.M))
-    assert {"baseline", "candidate"} <= given <= set(_inputs())
+    assert {"baseline-db", "candidate-db"} <= given <= set(_inputs())
+    assert "steps.evaldelta.outputs.report }}" in text  # the text, posted as the comment
     assert "gh pr comment" in text
     assert "--body-file" in text
 

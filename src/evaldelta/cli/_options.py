@@ -139,15 +139,21 @@ def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:
 
 
 def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) -> Run:
-    """Load a results file as the options say. An argument that is no existing path is
-    looked up in the run store: a number as a run id, anything else as a run name (the
-    latest run of that name)."""
+    """Load a results file as the options say. A run store file is read as its latest
+    run, ``store.db:NAME`` or ``store.db:ID`` as the run named. An argument that is no
+    existing path is looked up in the run store of the options: a number as a run id,
+    anything else as a run name (the latest run of that name)."""
     import os
 
+    from evaldelta.cli._store import run_from_store_file, store_file_ref
     from evaldelta.io import load
 
     cluster_by = getattr(args, "cluster_by", None)
     extra = (cluster_by,) if cluster_by and cluster_by != "category" else ()
+    in_store = store_file_ref(path)
+    if in_store is not None:
+        file, ref = in_store
+        return run_from_store_file(args, file, ref, extra, keep_text=keep_text)
     if not os.path.lexists(path):
         from evaldelta.cli._store import stored_run
 

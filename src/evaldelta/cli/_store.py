@@ -14,7 +14,14 @@ if TYPE_CHECKING:
     from evaldelta.model import Run
     from evaldelta.store import RunStore
 
-__all__ = ["STORE_HELP", "open_store_of", "store_path", "stored_run"]
+__all__ = [
+    "STORE_HELP",
+    "open_store_of",
+    "run_from_store_file",
+    "store_file_ref",
+    "store_path",
+    "stored_run",
+]
 
 STORE_HELP = "the run store (default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
 
@@ -32,6 +39,89 @@ def open_store_of(args: argparse.Namespace, *, create: bool = False) -> RunStore
     from evaldelta.store import RunStore
 
     return RunStore(store_path(args), create=create)
+
+
+#: The first bytes of every SQLite file: what tells a run store from a results file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_store_file(path: str) -> bool:
+    """Whether ``path`` is an existing file that starts as an SQLite database does."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def store_file_ref(path: str) -> tuple[str, str | None] | None:
+    """A run store named as an input: ``store.db`` (its latest run) or ``store.db:REF``
+    (the run of that id or name), as ``(file, ref)``; ``None`` for anything else.
+
+    Only the last ``:`` splits, and only when what comes before it is a store file, so
+    that a results file whose name holds a ``:`` is still read as one.
+    """
+    if is_store_file(path):
+        return path, None
+    file, sep, ref = path.rpartition(":")
+    if sep and file and ref and is_store_file(file):
+        return file, ref
+    return None
+
+
+def _check_fields(run: Run, extra_fields: tuple[str, ...]) -> None:
+    for name in extra_fields:
+        if name not in run.extra:
+            raise StoreError(
+                f"{run.source} was stored without the field {name!r}; import it again with "
+                f"`evaldelta runs import FILE --keep-field {name}` to group cases by it"
+            )
+
+
+def run_from_store_file(
+    args: argparse.Namespace,
+    path: str,
+    ref: str | None,
+    extra_fields: tuple[str, ...] = (),
+    *,
+    keep_text: bool = False,
+) -> Run:
+    """The run ``ref`` names (an id or a name) in the store file ``path``, or its
+    latest run (the highest id) when ``ref`` is ``None``; its source reads
+    ``baseline.db:before (run 3)`` so that the output names the store.
+
+    Raises:
+        InputError: the store holds no runs, or none that ``ref`` names.
+        StoreError: the store cannot be read (one of a newer evaldelta, say).
+    """
+    from evaldelta.store import RunStore
+    from evaldelta.store.runstore import is_id
+
+    listing = f"list its runs with `evaldelta runs list --store {path}`"
+    store = RunStore(path, create=False)
+    try:
+        if ref is None:
+            latest = store.list_runs(limit=1)
+            if not latest:
+                raise InputError(
+                    f"{path}: the run store holds no runs; import one with "
+                    f"`evaldelta runs import FILE --store {path}`, or give a results file"
+                )
+            rid = latest[0].id
+        else:
+            found = store.find(ref)
+            if found is None:
+                what = f"with id {ref}" if is_id(ref) else f"named {ref!r}"
+                raise InputError(f"{path}:{ref}: no run {what} in the run store {path}; {listing}")
+            rid = found
+        with progress_line(args, f"reading run {rid} of {path}") as line:
+            run = store.get_run(rid, keep_text=keep_text, progress=line)
+    finally:
+        store.close()
+    # The store gives ``before (run 3)``; which store it came from is what two differ by.
+    run.source = f"{path}:{run.source}"
+    _check_fields(run, extra_fields)
+    return run
 
 
 def stored_run(
@@ -65,10 +155,5 @@ def stored_run(
             run = store.get_run(rid, keep_text=keep_text, progress=line)
     finally:
         store.close()
-    for name in extra_fields:
-        if name not in run.extra:
-            raise StoreError(
-                f"{run.source} was stored without the field {name!r}; import it again with "
-                f"`evaldelta runs import FILE --keep-field {name}` to group cases by it"
-            )
+    _check_fields(run, extra_fields)
     return run

@@ -1,8 +1,9 @@
 """``evaldelta gate``: turn a comparison into the exit code a CI job acts on.
 
 0 pass (Better; Inconclusive and Trade-off pass with a warning), 1 block (Worse, a
-new safety failure, a pass rate under --min-pass-rate, or Inconclusive with
---block-inconclusive), 2 cannot judge (different datasets, an interrupted run,
+new safety failure, a pass rate under --min-pass-rate, Inconclusive with
+--block-inconclusive, or a scorer's significant drop with --block-scorer-regression),
+2 cannot judge (different datasets, an interrupted run,
 too many infrastructure failures, bad input).
 """
 
@@ -32,12 +33,14 @@ from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
     from evaldelta.analysis.comparison import Comparison
+    from evaldelta.analysis.figures import ScorerFigures
 
 HELP = """\
 exit codes:
   0  pass: Better, or Inconclusive / Trade-off without new safety failures (with a warning)
   1  block: Worse, a new safety failure, a pass rate under --min-pass-rate,
-     or Inconclusive with --block-inconclusive
+     Inconclusive with --block-inconclusive, or a scorer whose interval lies wholly
+     below zero with --block-scorer-regression (without it: a warning)
   2  cannot judge: different datasets, an interrupted run, over 10% infrastructure
      failures, or bad input
 
@@ -45,6 +48,7 @@ examples:
   evaldelta gate baseline.jsonl candidate.jsonl
   evaldelta gate results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini --report report.md
   evaldelta gate main.jsonl pr.jsonl --block-inconclusive --min-pass-rate 0.85
+  evaldelta gate main.jsonl pr.jsonl --block-scorer-regression
 """
 
 
@@ -70,6 +74,11 @@ def add_parser(commands: Any) -> None:
         "--block-inconclusive",
         action="store_true",
         help="block when the verdict is Inconclusive (small drops can hide there)",
+    )
+    g.add_argument(
+        "--block-scorer-regression",
+        action="store_true",
+        help="block when a scorer's interval lies wholly below zero (else a warning)",
     )
     g.add_argument(
         "--min-pass-rate",
@@ -125,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         scorer=args.scorer,
     )
     code, decision = decide_gate(result, args)
+    dropped = scorer_regressions(result) if code != EXIT_CANNOT_JUDGE else []
     runs = shown_runs(args, (base, cand))
     del base, cand  # the records, unless the report shows them: free them before rendering
 
@@ -136,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         from evaldelta.report.json import render_json
 
-        text = render_json(_with_gate(result, code, decision))
+        text = render_json(_with_gate(result, code, decision, dropped))
     else:
         from evaldelta.report.table import render_table
 
@@ -162,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
                     f"({summary}): {exc.strerror or exc}",
                     file=sys.stderr,
                 )
+    if not args.block_scorer_regression:
+        for sc in dropped:
+            print(f"evaldelta gate: warning: {_dropped(result, sc)}", file=sys.stderr)
     print(f"evaldelta gate: {decision}", file=sys.stderr)
     return code
 
@@ -169,19 +182,49 @@ def run(args: argparse.Namespace) -> int:
 class _WithGate:
     """A comparison's JSON with the gate's decision first."""
 
-    def __init__(self, result: Comparison, code: int, decision: str) -> None:
-        self.result, self.code, self.decision = result, code, decision
+    def __init__(
+        self, result: Comparison, code: int, decision: str, dropped: list[ScorerFigures]
+    ) -> None:
+        self.result, self.code, self.decision, self.dropped = result, code, decision, dropped
 
     def to_dict(self) -> dict[str, Any]:
         labels = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
         return {
-            "gate": {"exit_code": self.code, "result": labels[self.code], "reason": self.decision},
+            "gate": {
+                "exit_code": self.code,
+                "result": labels[self.code],
+                "reason": self.decision,
+                "scorer_regressions": [
+                    {"scorer": sc.name, "delta": sc.delta.to_dict()} for sc in self.dropped
+                ],
+            },
             **self.result.to_dict(),
         }
 
 
-def _with_gate(result: Comparison, code: int, decision: str) -> _WithGate:
-    return _WithGate(result, code, decision)
+def _with_gate(
+    result: Comparison, code: int, decision: str, dropped: list[ScorerFigures]
+) -> _WithGate:
+    return _WithGate(result, code, decision, dropped)
+
+
+def scorer_regressions(result: Comparison) -> list[ScorerFigures]:
+    """The scorers whose interval of the change lies wholly below zero: a significant
+    drop of one scorer that the overall score can hide."""
+    return [sc for sc in result.figures.scorers if sc.delta.ci_high < 0]
+
+
+def _dropped(result: Comparison, sc: ScorerFigures) -> str:
+    """``scorer factual dropped: -10.0 points, 95% CI [-15.0, -5.0]``, as compare shows it."""
+    from evaldelta.analysis.verdict import level_text
+
+    scale, digits, unit = (100, 1, " points") if result.figures.points else (1, 3, "")
+    iv = sc.delta
+    return (
+        f"scorer {sc.name} dropped: {iv.estimate * scale:+.{digits}f}{unit}, "
+        f"{level_text(iv.level)} CI [{iv.ci_low * scale:+.{digits}f}, "
+        f"{iv.ci_high * scale:+.{digits}f}]"
+    )
 
 
 def decide_gate(result: Comparison, args: argparse.Namespace) -> tuple[int, str]:
@@ -202,9 +245,14 @@ def decide_gate(result: Comparison, args: argparse.Namespace) -> tuple[int, str]
             f"block: the candidate's pass rate {rate:.1%} is under --min-pass-rate "
             f"{args.min_pass_rate:.1%}"
         )
+    if verdict.kind == "Inconclusive" and args.block_inconclusive:
+        return EXIT_REGRESSION, f"block (--block-inconclusive): {verdict.sentence()}"
+    dropped = scorer_regressions(result)
+    if dropped and args.block_scorer_regression:
+        return EXIT_REGRESSION, "block (--block-scorer-regression): " + "; ".join(
+            _dropped(result, sc) for sc in dropped
+        )
     if verdict.kind == "Inconclusive":
-        if args.block_inconclusive:
-            return EXIT_REGRESSION, f"block (--block-inconclusive): {verdict.sentence()}"
         return EXIT_OK, f"pass, with a warning: {verdict.sentence()}"
     if verdict.kind == "Trade-off":
         return EXIT_OK, f"pass, with a warning: {verdict.sentence()}"
