@@ -165,7 +165,7 @@ def compare(
         all_cases=full,
         edited=len(edited),
     )
-    return Comparison(paired, analysis)
+    return Comparison.of(paired, analysis)
 
 
 def compare_matrix(
@@ -194,7 +194,7 @@ def compare_matrix(
     bonferroni = baseline is not None and k > 1
     level = 1 - st.alpha / k if bonferroni else st.level
     analysed = [
-        Comparison(
+        Comparison.of(
             p,
             analyze(
                 p,

@@ -16,12 +16,12 @@ scorer's mean drop past ``regression_threshold``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.analysis import Analysis
 from evaldelta.pairing.matrix import MatrixPairing, matrix_dict
-from evaldelta.pairing.pairwise import MatchedCase, Pairing, Status, Summary
+from evaldelta.pairing.pairwise import Pairing
 
 if TYPE_CHECKING:
     from evaldelta.analysis.fairness import Problem
@@ -29,18 +29,24 @@ if TYPE_CHECKING:
     from evaldelta.analysis.settings import Settings
     from evaldelta.analysis.verdict import Verdict
     from evaldelta.model import FloatArray, IntArray
-    from evaldelta.pairing.cases import Cases
 
 __all__ = ["Comparison", "MatrixComparison"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class Comparison:
-    """A candidate compared with a baseline: the cases paired, the statistics, the
-    verdict. ``to_dict()`` is exactly what ``--format json`` prints."""
+@dataclass(frozen=True, repr=False)
+class Comparison(Pairing):
+    """A candidate compared with a baseline: the cases paired (it is the
+    :class:`Pairing`, every field of it its own) and their :class:`Analysis`
+    (statistics, problems, verdict), never absent. ``to_dict()`` is exactly what
+    ``--format json`` prints."""
 
-    pairing: Pairing
-    analysis: Analysis
+    analysis: Analysis = field(kw_only=True)
+
+    @classmethod
+    def of(cls, pairing: Pairing, analysis: Analysis) -> Comparison:
+        """The comparison of ``pairing``, with its analysis."""
+        given = {f.name: getattr(pairing, f.name) for f in fields(Pairing) if f.init}
+        return cls(**given, analysis=analysis)
 
     def __repr__(self) -> str:
         # One line: the generated repr printed every array (some 10 KB for 30 cases).
@@ -50,6 +56,11 @@ class Comparison:
             f"matched={summary.matched}, mean_delta={summary.mean_delta:+.3f}, "
             f"verdict={self.verdict.kind!r})"
         )
+
+    @property
+    def pairing(self) -> Pairing:
+        """The pairing alone (this comparison is one)."""
+        return self
 
     # -- the analysis -------------------------------------------------------------
 
@@ -75,128 +86,10 @@ class Comparison:
         """Problems that make the comparison impossible to judge."""
         return self.analysis.refusals
 
-    # -- the pairing (see :class:`~evaldelta.pairing.pairwise.Pairing`) -------------
-
-    @property
-    def baseline(self) -> str:
-        return self.pairing.baseline
-
-    @property
-    def candidate(self) -> str:
-        return self.pairing.candidate
-
-    @property
-    def baseline_source(self) -> str:
-        return self.pairing.baseline_source
-
-    @property
-    def candidate_source(self) -> str:
-        return self.pairing.candidate_source
-
-    @property
-    def threshold(self) -> float:
-        return self.pairing.threshold
-
-    @property
-    def test_ids(self) -> list[str]:
-        return self.pairing.test_ids
-
-    @property
-    def score1(self) -> FloatArray:
-        return self.pairing.score1
-
-    @property
-    def score2(self) -> FloatArray:
-        return self.pairing.score2
-
-    @property
-    def delta(self) -> FloatArray:
-        return self.pairing.delta
-
-    @property
-    def outcome(self) -> IntArray:
-        return self.pairing.outcome
-
-    @property
-    def attempts1(self) -> IntArray:
-        return self.pairing.attempts1
-
-    @property
-    def attempts2(self) -> IntArray:
-        return self.pairing.attempts2
-
-    @property
-    def errors1(self) -> IntArray:
-        return self.pairing.errors1
-
-    @property
-    def errors2(self) -> IntArray:
-        return self.pairing.errors2
-
-    @property
-    def unmatched_baseline(self) -> list[str]:
-        return self.pairing.unmatched_baseline
-
-    @property
-    def unmatched_candidate(self) -> list[str]:
-        return self.pairing.unmatched_candidate
-
-    @property
-    def baseline_cases(self) -> int:
-        return self.pairing.baseline_cases
-
-    @property
-    def candidate_cases(self) -> int:
-        return self.pairing.candidate_cases
-
-    @property
-    def baseline_errors(self) -> int:
-        return self.pairing.baseline_errors
-
-    @property
-    def candidate_errors(self) -> int:
-        return self.pairing.candidate_errors
-
-    @property
-    def left(self) -> Cases:
-        return self.pairing.left
-
-    @property
-    def right(self) -> Cases:
-        return self.pairing.right
-
-    @property
-    def not_run(self) -> list[str]:
-        return self.pairing.not_run
-
-    @property
-    def summary(self) -> Summary:
-        return self.pairing.summary
-
-    @property
-    def status(self) -> Status:
-        """``improved`` / ``regressed`` / ``neutral``, from the mean delta."""
-        return self.pairing.status
-
-    @property
-    def regressed(self) -> bool:
-        """True when the mean delta is below 0: the plain mean-delta status, not the
-        verdict Worse (that is ``verdict.kind == "Worse"``)."""
-        return self.pairing.regressed
-
-    @property
-    def max_attempts(self) -> int:
-        """The most attempts any matched case has, in either run."""
-        return self.pairing.max_attempts
-
-    def matched(self) -> list[MatchedCase]:
-        """The matched cases as objects, in the baseline's order."""
-        return self.pairing.matched()
-
     def to_dict(self) -> dict[str, Any]:
         """The pairing's JSON with the statistics, problems and verdict before its
         ``summary`` (the documented order of ``--format json``)."""
-        data = self.pairing.to_dict()
+        data = Pairing.to_dict(self)
         summary = data.pop("summary")
         return {**data, **self.analysis.to_dict(), "summary": summary}
 
