@@ -209,7 +209,7 @@ def compare_matrix(
         )
         for p in m.pairwise
     ]
-    return MatrixComparison(m, analysed)
+    return MatrixComparison.of(m, analysed)
 
 
 def compare_runs(

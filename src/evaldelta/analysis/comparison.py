@@ -16,11 +16,12 @@ scorer's mean drop past ``regression_threshold``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.analysis import Analysis
-from evaldelta.pairing.matrix import MatrixPairing, matrix_dict
+from evaldelta.pairing.matrix import MatrixPairing
 from evaldelta.pairing.pairwise import Pairing
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from evaldelta.analysis.figures import Figures
     from evaldelta.analysis.settings import Settings
     from evaldelta.analysis.verdict import Verdict
-    from evaldelta.model import FloatArray, IntArray
 
 __all__ = ["Comparison", "MatrixComparison"]
 
@@ -109,13 +109,18 @@ class Comparison(Pairing):
         return render_html_summary(self)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class MatrixComparison:
-    """Every target of a combined run side by side (the :class:`MatrixPairing`), and
-    one :class:`Comparison` per pair, with statistics and a verdict each."""
+@dataclass(frozen=True, repr=False)
+class MatrixComparison(MatrixPairing):
+    """Every target of a combined run side by side (it is the :class:`MatrixPairing`),
+    with one :class:`Comparison` per pair: statistics and a verdict each."""
 
-    pairing: MatrixPairing
-    pairwise: list[Comparison]
+    pairwise: Sequence[Comparison]
+
+    @classmethod
+    def of(cls, pairing: MatrixPairing, pairwise: Sequence[Comparison]) -> MatrixComparison:
+        """The matrix of ``pairing``, its pairs compared."""
+        given = {f.name: getattr(pairing, f.name) for f in fields(MatrixPairing)}
+        return cls(**{**given, "pairwise": list(pairwise)})
 
     def __repr__(self) -> str:
         return (
@@ -124,67 +129,13 @@ class MatrixComparison:
         )
 
     @property
-    def source(self) -> str:
-        return self.pairing.source
+    def pairing(self) -> MatrixPairing:
+        """The matrix pairing alone (this comparison is one)."""
+        return self
 
     @property
-    def targets(self) -> list[str]:
-        return self.pairing.targets
-
-    @property
-    def baseline(self) -> str | None:
-        return self.pairing.baseline
-
-    @property
-    def threshold(self) -> float:
-        return self.pairing.threshold
-
-    @property
-    def test_ids(self) -> list[str]:
-        return self.pairing.test_ids
-
-    @property
-    def scores(self) -> FloatArray:
-        return self.pairing.scores
-
-    @property
-    def attempts(self) -> IntArray:
-        return self.pairing.attempts
-
-    @property
-    def errors(self) -> IntArray:
-        return self.pairing.errors
-
-    @property
-    def regressions(self) -> list[Comparison]:
+    def regressions(self) -> Sequence[Comparison]:
         """Comparisons against the baseline whose mean delta is negative."""
         if self.baseline is None:
             return []
         return [p for p in self.pairwise if p.baseline == self.baseline and p.regressed]
-
-    @property
-    def max_attempts(self) -> int:
-        return self.pairing.max_attempts
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data in the documented JSON shape: ``targets``, ``matrix``, ``pairwise``."""
-        return matrix_dict(
-            self.pairing,
-            [p.to_dict() for p in self.pairwise],
-            [p.candidate for p in self.regressions],
-        )
-
-    # -- conveniences that hand over to the renderers (imported when called) -------
-
-    def to_pandas(self) -> Any:
-        """The score matrix as a pandas ``DataFrame``: one row per test id, one column per
-        target (needs pandas: ``pip install 'evaldelta[pandas]'``)."""
-        from evaldelta.report.frames import matrix_frame
-
-        return matrix_frame(self)
-
-    def _repr_html_(self) -> str:
-        """The summary as an HTML fragment, for Jupyter."""
-        from evaldelta.report.html import render_html_summary
-
-        return render_html_summary(self)

@@ -52,10 +52,10 @@ class MatrixPairing:
     scores: FloatArray
     attempts: IntArray
     errors: IntArray
-    pairwise: list[Pairing]
+    pairwise: Sequence[Pairing]
 
     @property
-    def regressions(self) -> list[Pairing]:
+    def regressions(self) -> Sequence[Pairing]:
         """Pairings against the baseline whose mean delta is negative."""
         if self.baseline is None:
             return []
