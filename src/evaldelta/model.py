@@ -167,6 +167,7 @@ class Run:
 
     __slots__ = (
         "attempt",
+        "case_order",
         "categories",
         "category_index",
         "config",
@@ -186,6 +187,7 @@ class Run:
         "safety_failure",
         "score",
         "scorer_scores",
+        "sequential",
         "source",
         "started_at",
         "status",
@@ -228,10 +230,23 @@ class Run:
     scorer_scores: dict[str, FloatArray]
     texts: dict[str, list[Any]] | None
     lines: IntArray | None
+    #: The order the cases ran in (test ids), when the run recorded it (``evaldelta
+    #: eval`` does: a seeded shuffle); ``None`` for files of other tools.
+    case_order: list[str] | None
+    #: A run that ``evaldelta eval --stop-when-settled`` ran against a baseline: how it
+    #: went (settled or not, the verdict, after how many cases, the alpha and margin,
+    #: what was not spent); its status is ``stopped early`` when it settled. ``None``
+    #: for any other run.
+    sequential: dict[str, Any] | None
+
+    _OPTIONAL = ("case_order", "sequential")
 
     def __init__(self, **columns: Any) -> None:
         for name in self.__slots__:
-            object.__setattr__(self, name, columns[name])
+            if name in Run._OPTIONAL:
+                object.__setattr__(self, name, columns.get(name))
+            else:
+                object.__setattr__(self, name, columns[name])
 
     # -- construction -----------------------------------------------------------------
 
@@ -626,6 +641,8 @@ class Run:
                 else {k: [v[i] for i in idx.tolist()] for k, v in self.texts.items()}
             ),
             lines=None if self.lines is None else self.lines[idx],
+            case_order=self.case_order,
+            sequential=self.sequential,
         )
 
     # -- conveniences that hand over to later layers (imported when called) ---------

@@ -185,7 +185,7 @@ def test_bad_attempts_are_refused(store: RunStore) -> None:
     with pytest.raises(StoreError) as err:
         store.finish_run(rid, "running")
     assert str(err.value) == (
-        "finish_run(status='running'): a run finishes complete or interrupted"
+        "finish_run(status='running'): a run finishes complete, interrupted or stopped early"
     )
     assert store.attempts(rid) == []
 

@@ -89,7 +89,7 @@ def _summary_rows(path: Path) -> list[tuple[int, int, str | None, int]]:
 def test_the_fixture_is_schema_version_1(tmp_path: Path) -> None:
     """The fixture really is the older schema: version 1, without the tables of 2."""
     path = _from_dump(tmp_path / "old.db")
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     assert _version(path) == 1
     assert _tables(path) == {"schema_version", "runs", "record_columns", "sqlite_sequence"}
 
@@ -99,7 +99,7 @@ def test_store_from_schema_version_1_is_read(tmp_path: Path) -> None:
     up to date, and gives back the runs it held."""
     path = _from_dump(tmp_path / "old.db")
     with open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         assert "run_summaries" in _tables(path)
         runs = store.list_runs()
         assert [(r.id, r.name, r.config) for r in runs] == [
@@ -290,7 +290,7 @@ def test_store_from_schema_version_2_is_read(tmp_path: Path) -> None:
     path = _from_dump(tmp_path / "v2.db", STORE_V2)
     kept = _summary_rows(path)
     with open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         assert {"suites", "attempts"} <= _tables(path)
         runs = store.list_runs()
         assert [(r.id, r.name, r.status, r.suite_id, r.suite) for r in runs] == [
@@ -319,3 +319,29 @@ def test_store_from_schema_version_2_is_read(tmp_path: Path) -> None:
         (3, 1, None),
     ]
     conn.close()
+
+
+def test_store_from_schema_version_3_is_read(tmp_path: Path) -> None:
+    """A store of version 3 (before runs could stop early) gains the column, and its runs
+    read as not stopped early; a run of it can then finish stopped early."""
+    path = tmp_path / "v3.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, str(path), MIGRATIONS[:3]) == 3
+    conn.close()
+    with open_store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 4
+        rid = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="old")
+        assert store.info(rid).sequential is None
+        assert store.get_run(rid).sequential is None
+        live = store.begin_run(
+            name="seq", suite="qa", config={}, targets=["t"], case_order=["a", "b"]
+        )
+        store.add_attempt(live, {"test_id": "a", "target": "t", "attempt": 1, "score": 1.0})
+        how = {"verdict": "Better", "after": 1, "of": 2, "reason": "settled Better"}
+        done = store.finish_run(live, "stopped early", sequential=how)
+        assert done.status == "stopped early"
+        assert done.sequential == how
+        run = store.get_run(live)
+        assert run.sequential == how
+        assert run.case_order == ["a", "b"]
+        assert run.status == "stopped early"

@@ -1,5 +1,6 @@
 """Statistics -> one verdict: the figures of a paired comparison, the fairness checks
-that come before them, and Better / Worse / Trade-off / Inconclusive."""
+that come before them, and Better / Worse / Trade-off / No change / Inconclusive; taken
+case by case, the anytime-valid confidence sequence."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from evaldelta.analysis.fairness import DatasetCheck, Problem, check_fairness, differs_in
 from evaldelta.analysis.figures import Figures, compute_figures
+from evaldelta.analysis.sequential import SequentialFigures, sequential_figures, sequential_side
 from evaldelta.analysis.settings import Settings
 from evaldelta.analysis.verdict import Verdict, decide
 
@@ -21,6 +23,7 @@ __all__ = [
     "DatasetCheck",
     "Figures",
     "Problem",
+    "SequentialFigures",
     "Settings",
     "Verdict",
     "analyze",
@@ -44,6 +47,7 @@ class Analysis:
     differs_in: list[str] = field(default_factory=list)
     sample: int | None = None
     categories: list[str | None] | None = None
+    sequential: SequentialFigures | None = None
 
     @property
     def refusals(self) -> list[Problem]:
@@ -54,6 +58,7 @@ class Analysis:
         return {
             "verdict": self.verdict.to_dict(),
             "statistics": self.figures.to_dict(),
+            "sequential": None if self.sequential is None else self.sequential.to_dict(),
             "problems": [p.to_dict() for p in self.problems],
             "differs_in": list(self.differs_in),
             "dataset": self.dataset.to_dict(),
@@ -99,16 +104,39 @@ def analyze(
         settings_differ=differ,
         edited=edited,
     )
-    verdict = decide(
+    # A run that stopped once settled is judged by its confidence sequence (the
+    # bootstrap interval is not valid after optional stopping); --sequential replays.
+    side = sequential_side(base_run, cand_run)
+    sequential = None
+    if settings.sequential or side is not None:
+        sequential = sequential_figures(
+            c,
+            base_run,
+            cand_run,
+            alpha=round(1 - figures.level, 12),
+            margin=settings.margin,
+            min_cases=settings.min_cases,
+            seed=settings.seed,
+        )
+    score, small_p, margin = (
         figures.score,
+        figures.small_sample.pvalue if figures.small_sample else None,
+        settings.margin,
+    )
+    if side is not None and sequential is not None:
+        score, small_p, margin = sequential.interval, None, sequential.margin
+    verdict = decide(
+        score,
         points=figures.points,
         new_safety_failures=figures.new_safety_failures,
         latency=figures.metric("latency_ms"),
         cost=figures.metric("cost_usd"),
         max_slowdown=settings.max_slowdown,
         max_cost_increase=settings.max_cost_increase,
-        small_sample_p=figures.small_sample.pvalue if figures.small_sample else None,
+        small_sample_p=small_p,
         alpha=1 - figures.level,
+        margin=margin,
+        interval_name="confidence sequence" if side is not None else "interval",
     )
     return Analysis(
         settings=settings,
@@ -119,6 +147,7 @@ def analyze(
         differs_in=differ,
         sample=sample,
         categories=categories,
+        sequential=sequential,
     )
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from evaldelta.analysis.sequential import not_reached, sequential_side
+
 if TYPE_CHECKING:
     from evaldelta.model import Run
     from evaldelta.pairing.cases import Cases
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["INFRA_LIMIT", "DatasetCheck", "Problem", "check_fairness", "dataset_hash", "differs_in"]
 
+#: The status of a run that stopped once its comparison was settled.
+STOPPED_EARLY = "stopped early"
 #: Share of a run's attempts lost to infrastructure beyond which it cannot be judged.
 INFRA_LIMIT = 0.10
 #: Runs further apart than this may have met different model versions or services.
@@ -123,13 +127,32 @@ def check_fairness(
     if len(c.left) and base_run.format == cand_run.format:
         a, b = c.left.input_hash, c.right.input_hash
         changed = int(((a != b) & (a != 0) & (b != 0)).sum())
+    # A run of --stop-when-settled that settled has not reached the rest of the other
+    # run's cases: that is no change of dataset.
+    unreached = len(not_reached(c, base_run, cand_run))
+    side = sequential_side(base_run, cand_run)
     dataset = DatasetCheck(
         baseline_hash=dataset_hash(base_cases),
         candidate_hash=dataset_hash(cand_cases),
-        only_baseline=len(c.unmatched_baseline),
-        only_candidate=len(c.unmatched_candidate),
+        only_baseline=len(c.unmatched_baseline) - (unreached if side == "candidate" else 0),
+        only_candidate=len(c.unmatched_candidate) - (unreached if side == "baseline" else 0),
         inputs_changed=changed + edited,
     )
+    if side is not None:
+        run = cand_run if side == "candidate" else base_run
+        record = run.sequential or {}
+        reason = record.get("reason") or "it ran case by case"
+        left_out = (
+            f"the {unreached:,} cases it did not reach are not compared, and " if unreached else ""
+        )
+        problems.append(
+            Problem(
+                "sequential",
+                f"the {side} run ({run.source}) ran with --stop-when-settled ({reason}): "
+                f"{left_out}the verdict comes from the confidence sequence, not the "
+                "bootstrap interval",
+            )
+        )
     changed += edited
     if dataset.only_baseline or dataset.only_candidate or changed:
         parts = []
@@ -163,7 +186,7 @@ def check_fairness(
 
     same_run = base_run is cand_run
     for run, side in ((base_run, "baseline"), (cand_run, "candidate")):
-        if run.status != "complete" and not (same_run and side == "candidate"):
+        if run.status not in ("complete", STOPPED_EARLY) and not (same_run and side == "candidate"):
             problems.append(
                 Problem(
                     "interrupted",

@@ -31,6 +31,13 @@ class Settings:
             resample whole groups.
         max_slowdown / max_cost_increase: relative growth in latency / cost beyond
             which a significantly better candidate is a Trade-off, not Better.
+        margin: a change smaller than this does not matter (score units: 0.01 is 1
+            point): an interval within [-margin, +margin] is No change. ``None``: no
+            equivalence verdict.
+        sequential: also take the cases one by one in the order they ran, with an
+            anytime-valid confidence sequence: where it would have settled, and what
+            stopping there would have saved (a run that stopped early always is).
+        min_cases: the fewest cases a sequential comparison settles on.
     """
 
     threshold: float = 0.1
@@ -41,6 +48,9 @@ class Settings:
     cluster_by: str | None = None
     max_slowdown: float = 0.10
     max_cost_increase: float = 0.10
+    margin: float | None = None
+    sequential: bool = False
+    min_cases: int = 20
 
     def __post_init__(self) -> None:
         def bad(name: str, value: object, allowed: str) -> UsageError:
@@ -58,6 +68,14 @@ class Settings:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise bad(name.replace("_", "-"), value, "a fraction >= 0 (0.1 for 10%)")
+        if self.margin is not None and not (math.isfinite(self.margin) and self.margin >= 0):
+            raise bad("margin", self.margin, "a number >= 0 (0.01 for 1 point)")
+        if (
+            isinstance(self.min_cases, bool)
+            or not isinstance(self.min_cases, int)
+            or (self.min_cases < 1)
+        ):
+            raise bad("min cases", self.min_cases, "a whole number >= 1")
 
     @property
     def level(self) -> float:

@@ -1,5 +1,7 @@
-"""Better, Worse, Trade-off or Inconclusive: one pure function of the figures.
+"""Better, Worse, Trade-off, No change or Inconclusive: one pure function of the figures.
 
+- No change: given a margin, the interval lies within [-margin, +margin] (an
+  equivalence test: whatever changed, it is smaller than what the user said matters).
 - Better: the confidence interval of the mean score delta lies above 0.
 - Worse: it lies below 0, or the candidate has a new safety failure.
 - Trade-off: Better, but latency or cost grew significantly (its interval lies
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Verdict", "decide", "format_change", "level_text"]
 
-Kind = Literal["Better", "Worse", "Trade-off", "Inconclusive"]
+Kind = Literal["Better", "Worse", "Trade-off", "No change", "Inconclusive"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,8 @@ def decide(
     max_cost_increase: float,
     small_sample_p: float | None = None,
     alpha: float = 0.05,
+    margin: float | None = None,
+    interval_name: str = "interval",
 ) -> Verdict:
     """The verdict from the interval of the mean score delta and the guard rails.
 
@@ -83,6 +87,10 @@ def decide(
         latency, cost: paired figures, or None when the runs do not report them.
         small_sample_p: on few cases, the sign-flip test's p-value; the interval alone
             is then not enough for Better or Worse.
+        margin: a change smaller than this (in score units: 0.01 is 1 point) does not
+            matter: an interval within [-margin, +margin] is No change.
+        interval_name: what ``score`` is, in the sentence (``interval``, or
+            ``confidence sequence`` for a run that stopped early).
     """
     unit = "points" if points else "score"
     low, high = score.ci_low, score.ci_high
@@ -111,7 +119,19 @@ def decide(
             high,
             unit,
         )
-    digits = 1 if points and high - low < 0.1 else 0
+    # One decimal for a narrow interval, or for a bound that would read as 0 but is not.
+    near_zero = any(0 < abs(x) < 0.005 for x in (low, high))
+    digits = 1 if points and (high - low < 0.1 or near_zero) else 0
+    if margin is not None and -margin - 1e-12 <= low and high <= margin + 1e-12:
+        within = format_change(margin, points, 1 if points and margin < 0.1 else 0).lstrip("+")
+        return Verdict(
+            "No change",
+            f"the true change is within +/-{within}{' points' if points else ''}: plausibly "
+            f"{rng(max(digits, 1) if points else digits)} ({level} {interval_name}).",
+            low,
+            high,
+            unit,
+        )
     if (high < 0 or low > 0) and small_sample_p is not None and small_sample_p >= alpha:
         return Verdict(
             "Inconclusive",
@@ -125,7 +145,7 @@ def decide(
         return Verdict(
             "Worse",
             f"the candidate scores lower: the true change is plausibly {rng(digits)} "
-            f"({level} interval).",
+            f"({level} {interval_name}).",
             low,
             high,
             unit,
@@ -155,14 +175,15 @@ def decide(
         return Verdict(
             "Better",
             f"the candidate scores higher: the true change is plausibly {rng(digits)} "
-            f"({level} interval).",
+            f"({level} {interval_name}).",
             low,
             high,
             unit,
         )
+    named = "" if interval_name == "interval" else f" ({level} {interval_name})"
     return Verdict(
         "Inconclusive",
-        f"this could be chance: the true change is plausibly {rng(digits)}.",
+        f"this could be chance: the true change is plausibly {rng(digits)}{named}.",
         low,
         high,
         unit,

@@ -85,6 +85,20 @@ def add_statistics_options(p: argparse.ArgumentParser) -> None:
         default=0.10,
         help="cost growth beyond which Better becomes Trade-off (default: 0.10)",
     )
+    g.add_argument(
+        "--margin",
+        type=float,
+        metavar="POINTS",
+        help="a change smaller than this many points does not matter: an interval within "
+        "+/-POINTS is No change (default: no such verdict)",
+    )
+    g.add_argument(
+        "--min-cases",
+        type=int,
+        default=20,
+        metavar="N",
+        help="with --sequential: no settle point before N cases (default: 20)",
+    )
 
 
 def add_output_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
@@ -117,7 +131,24 @@ def settings_from(args: argparse.Namespace) -> Any:
         cluster_by=args.cluster_by,
         max_slowdown=args.max_slowdown,
         max_cost_increase=args.max_cost_increase,
+        margin=None if args.margin is None else _margin(args.margin),
+        sequential=bool(getattr(args, "sequential", False)),
+        min_cases=_min_cases(args.min_cases),
     )
+
+
+def _margin(points: float) -> float:
+    import math
+
+    if not (math.isfinite(points) and points >= 0):
+        raise UsageError(f"--margin must be a number of points >= 0 (e.g. 1), got {points:g}")
+    return points / 100
+
+
+def _min_cases(n: int) -> int:
+    if n < 1:
+        raise UsageError(f"--min-cases must be a whole number >= 1, got {n}")
+    return n
 
 
 def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:

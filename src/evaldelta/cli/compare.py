@@ -34,6 +34,9 @@ modes:
                                                   two targets of one combined file
   evaldelta compare RESULTS [--targets A B ...] [--baseline A]
                                                   N-way matrix of a combined file
+  evaldelta compare BASELINE CANDIDATE --sequential
+                                                  where a run stopped when settled
+                                                  would have stopped, and the saving
 
 exit codes:
   0  candidate equal or better (mean delta >= 0); matrix without --baseline
@@ -67,6 +70,13 @@ def add_parser(commands: Any) -> None:
         help="targets to include in the matrix, in this order",
     )
     add_statistics_options(p)
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="also take the cases one by one in the order they ran, with an anytime-valid "
+        "confidence sequence: where a run stopped when settled would have stopped, and "
+        "what it would have saved (JSON: the path of the sequence)",
+    )
     p.add_argument(
         "--allow-dataset-change",
         action="store_true",

@@ -19,7 +19,8 @@ from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
-    from evaldelta.runner.engine import EvalOutcome, Event, Plan
+    from evaldelta.runner.engine import EvalOutcome, Event, Plan, SequenceMoved
+    from evaldelta.runner.sequential import Against
     from evaldelta.store import RunStore
 
 EXIT_INTERRUPTED = 130
@@ -31,6 +32,9 @@ examples:
   evaldelta eval evals/qa.yaml --name before --out before.jsonl
   evaldelta eval evals/qa.yaml --resume             finish an interrupted run
   evaldelta compare qa/gpt-4.1 qa/gpt-5-mini        then compare two targets' runs
+  evaldelta eval evals/qa.yaml --target v2 --name pr-7 --against before/v1 --stop-when-settled
+                                                    run the baseline's cases in its order,
+                                                    stop once Better/Worse is settled
 
 Targets are defined in the suite or in targets.yaml beside it (--targets FILE).
 Each target's run is stored as NAME/TARGET (NAME: --name, else the suite's name).
@@ -128,7 +132,41 @@ def add_parser(commands: Any) -> None:
             help="same as --format json",
         )
         p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-        p.set_defaults(run=run)
+        g = p.add_argument_group("against a baseline (stop paying once the answer is in)")
+        g.add_argument(
+            "--against",
+            metavar="RUN",
+            help="run the cases of this baseline run (a stored run's name or id, a run "
+            "store file, or a results file), in the order it ran them",
+        )
+        g.add_argument(
+            "--stop-when-settled",
+            action="store_true",
+            help="with --against: stop scheduling once the anytime-valid confidence "
+            "sequence of the change settles (Better, Worse, or No change with --margin)",
+        )
+        g.add_argument(
+            "--margin",
+            type=float,
+            metavar="POINTS",
+            help="a change smaller than this many points does not matter: settle on No "
+            "change once the sequence lies within +/-POINTS (default: no such stop)",
+        )
+        g.add_argument(
+            "--min-cases",
+            type=int,
+            default=20,
+            metavar="N",
+            help="no stop before N cases are in (default: 20)",
+        )
+        g.add_argument(
+            "--alpha",
+            type=float,
+            default=0.05,
+            help="the sequence's error rate: a false Better/Worse at most this often, "
+            "however early it stops (default: 0.05)",
+        )
+        p.set_defaults(run=run, input_format=None, map=None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,6 +184,14 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.max_cost is not None and not args.max_cost >= 0:
         raise UsageError(f"--max-cost must be a number of dollars >= 0, got {args.max_cost:g}")
+    if args.against is None:
+        for flag, given in (
+            ("--stop-when-settled", args.stop_when_settled),
+            ("--margin", args.margin is not None),
+        ):
+            if given:
+                raise UsageError(f"{flag} needs --against RUN (the baseline to compare with)")
+    against = _against(args, suite.seed) if args.against is not None else None
     options = EvalOptions(
         name=args.name,
         workers=args.workers,
@@ -155,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         max_cost_usd=args.max_cost,
         resume=args.resume,
         judge=args.judge,
+        order=None if against is None else against.order,
     )
     plan = plan_suite(suite, options)
     store_at = store_path(args)
@@ -165,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     from evaldelta.store import RunStore
 
     with RunStore(store_at) as store:
-        outcome = _run(args, plan, store, env)
+        outcome = _run(args, plan, store, env, against)
         if args.out:
             _write_out(args.out, store, outcome)
     if args.format == "json":
@@ -193,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
                 f"Retry them with: {_resume_command(args)}",
                 file=sys.stderr,
             )
-    if outcome.status != "complete":
+    if outcome.status not in ("complete", "stopped early"):
         over_budget = (outcome.stop_reason or "").startswith("--max-cost")
         print(
             f"evaldelta: warning: {outcome.stop_reason}; the runs are marked interrupted. "
@@ -227,7 +274,41 @@ class _Stop:
         )
 
 
-def _run(args: argparse.Namespace, plan: Plan, store: RunStore, env: dict[str, str]) -> EvalOutcome:
+def _against(args: argparse.Namespace, seed: int) -> Against:
+    """The baseline ``--against`` names, read: its case scores and recorded order."""
+    from evaldelta.cli._options import load_for
+    from evaldelta.runner.sequential import Against
+
+    run = load_for(args, args.against)
+    margin = None if args.margin is None else args.margin / 100
+    if margin is not None and not margin >= 0:
+        raise UsageError(f"--margin must be a number of points >= 0, got {args.margin:g}")
+    run_id = None
+    if not os.path.lexists(args.against):
+        from evaldelta.cli._store import store_path
+        from evaldelta.store import RunStore
+
+        with RunStore(store_path(args), create=False) as store:
+            run_id = store.find(args.against)
+    return Against.of_run(
+        run,
+        label=run.source,
+        run_id=run_id,
+        seed=seed,
+        stop_when_settled=args.stop_when_settled,
+        alpha=args.alpha,
+        margin=margin,
+        min_cases=args.min_cases,
+    )
+
+
+def _run(
+    args: argparse.Namespace,
+    plan: Plan,
+    store: RunStore,
+    env: dict[str, str],
+    against: Against | None = None,
+) -> EvalOutcome:
     import asyncio
 
     from evaldelta.runner.engine import run_suite
@@ -246,6 +327,7 @@ def _run(args: argparse.Namespace, plan: Plan, store: RunStore, env: dict[str, s
                     should_stop=stop,
                     max_cost_usd=args.max_cost,
                     resume=args.resume,
+                    against=against,
                 )
             )
     finally:
@@ -259,6 +341,7 @@ class _Bar:
     def __init__(self, progress: Any) -> None:
         self.progress = progress
         self.tasks: dict[str, Any] = {}
+        self.intervals: dict[str, str] = {}
 
     @classmethod
     def maybe(cls, args: argparse.Namespace, plan: Plan) -> _Bar:
@@ -296,7 +379,12 @@ class _Bar:
     def update(self, event: Event) -> None:
         if self.progress is None:
             return
-        from evaldelta.runner.engine import AttemptDone, RunStarted, TargetStopped
+        from evaldelta.runner.engine import (
+            AttemptDone,
+            RunStarted,
+            SequenceMoved,
+            TargetStopped,
+        )
 
         if isinstance(event, RunStarted):
             for name, t in event.totals.items():
@@ -305,9 +393,20 @@ class _Bar:
                 )
         elif isinstance(event, AttemptDone):
             t = event.totals
-            self.progress.update(self.tasks[t.target], completed=t.done, extra=_extra(t))
+            extra = "  ".join(filter(None, [_extra(t), self.intervals.get(t.target)]))
+            self.progress.update(self.tasks[t.target], completed=t.done, extra=extra)
+        elif isinstance(event, SequenceMoved):
+            self.intervals[event.target] = interval_text(event)
         elif isinstance(event, TargetStopped):
             self.progress.update(self.tasks[event.target], extra="stopped")
+
+
+def interval_text(event: SequenceMoved) -> str:
+    """The sequence beside the bar: ``[+2.1, +15.3] pts after 45 cases``, and what it
+    settled on once it has."""
+    low, high = event.low * 100, event.high * 100
+    text = f"[{low:+.1f}, {high:+.1f}] pts after {event.cases}"
+    return f"{text}: {event.settled}" if event.settled else text
 
 
 def _extra(t: Any) -> str:
@@ -369,8 +468,12 @@ def _describe(settings: dict[str, Any]) -> str:
 def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> str:
     plan = outcome.plan
     suite = plan.suite
+    ran = f"{len(plan.tests)}"
+    if outcome.status == "stopped early":
+        cases_run = max((r.sequential or {}).get("cases_run", 0) for r in outcome.runs.values())
+        ran = f"{cases_run} of {len(plan.tests)}"
     lines = [
-        f"Ran {suite.name}: {len(plan.tests)} {_plural(len(plan.tests), 'test')} x "
+        f"Ran {suite.name}: {ran} {_plural(len(plan.tests), 'test')} x "
         f"{len(plan.targets)} {_plural(len(plan.targets), 'target')} x {suite.attempts} "
         f"{_plural(suite.attempts, 'attempt')} in {outcome.elapsed_s:.1f} s"
         + ("" if outcome.status == "complete" else f" ({outcome.stop_reason})"),
@@ -427,7 +530,23 @@ def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> s
     store_opt = "" if not args.store else f" --store {shlex.quote(args.store)}"
     # Only runs with attempts to show are worth comparing.
     names = [outcome.runs[t.name].name for t in plan.targets if outcome.totals[t.name].done]
-    if not names:
+    sequential = [r.sequential for r in outcome.runs.values() if r.sequential]
+    if sequential:
+        record = sequential[0]
+        against = record["against"]["name"]
+        head = "Stopped early" if outcome.status == "stopped early" else "Ran to the end"
+        lines.insert(
+            -1,
+            f"{head} against {against}: {record['reason']} "
+            f"({level_text(1 - record['alpha'])} confidence sequence, {record['order']}).",
+        )
+        if names:
+            ref = args.against
+            lines.append(
+                f"Next: evaldelta compare {shlex.quote(str(ref))} {shlex.quote(names[0])}"
+                f"{store_opt}"
+            )
+    elif not names:
         pass
     elif len(names) >= 2:
         lines.append(
@@ -442,6 +561,12 @@ def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> s
     if args.out:
         lines.append(f"Records written to {args.out}.")
     return "\n".join(lines) + "\n"
+
+
+def level_text(level: float) -> str:
+    from evaldelta.analysis.verdict import level_text as text
+
+    return text(level)
 
 
 def _failures(t: Any) -> str:

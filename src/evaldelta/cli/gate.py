@@ -1,6 +1,7 @@
 """``evaldelta gate``: turn a comparison into the exit code a CI job acts on.
 
-0 pass (Better; Inconclusive and Trade-off pass with a warning), 1 block (Worse, a
+0 pass (Better, or No change within --margin; Inconclusive and Trade-off pass with a
+warning), 1 block (Worse, a
 new safety failure, a pass rate under --min-pass-rate, Inconclusive with
 --block-inconclusive, or a scorer's significant drop with --block-scorer-regression),
 2 cannot judge (different datasets, an interrupted run,

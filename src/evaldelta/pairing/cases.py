@@ -19,7 +19,14 @@ from evaldelta.model import Run
 if TYPE_CHECKING:
     from evaldelta.model import BoolArray, FloatArray, IntArray
 
-__all__ = ["DEFAULT_PASS_THRESHOLD", "CaseMatrix", "Cases", "case_matrix", "cases"]
+__all__ = [
+    "DEFAULT_PASS_THRESHOLD",
+    "CaseMatrix",
+    "Cases",
+    "case_matrix",
+    "cases",
+    "seeded_order",
+]
 
 #: How to say which target of a run holding several to compare, in the parameters'
 #: names (``option="baseline_target"``: the command line shows its flags instead).
@@ -28,6 +35,17 @@ WHICH_TARGETS = "baseline_target=TARGET / candidate_target=TARGET"
 #: An attempt without a ``passed`` flag passes when its score reaches this.
 DEFAULT_PASS_THRESHOLD = 0.5
 INFRA = "infra"
+
+
+def seeded_order(test_ids: Sequence[str], seed: int) -> list[str]:
+    """The test ids shuffled by ``seed``: the same ids and seed give the same order,
+    whatever order they come in (``evaldelta eval`` runs cases in this order, and a
+    sequential comparison of runs that recorded no order takes them in it)."""
+    from random import Random
+
+    order = sorted(test_ids)
+    Random(f"evaldelta-order:{seed}").shuffle(order)
+    return order
 
 
 @dataclass(frozen=True, slots=True)

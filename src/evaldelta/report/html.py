@@ -31,7 +31,13 @@ from evaldelta.analysis.histogram import delta_histogram
 from evaldelta.analysis.verdict import level_text
 from evaldelta.pairing.pairwise import clean_all
 from evaldelta.report._text import Matrix, Pairwise, analysis_of, plural
-from evaldelta.report.markdown import comparison_row, count_lines, figure_rows, mcnemar_line
+from evaldelta.report.markdown import (
+    comparison_row,
+    count_lines,
+    figure_rows,
+    mcnemar_line,
+    sequential_line,
+)
 from evaldelta.report.svg import (
     VERDICT_CLASS,
     delta_histogram_chart,
@@ -195,6 +201,7 @@ def _comparison(c: Pairwise, columns: tuple[int, int], rows: list[int] | None) -
             level=level_text(f.level),
             figures=[list(row) for row in figure_rows(a)],
             notes=[mcnemar_line(a)]
+            + [line for line in [sequential_line(a)] if line is not None]
             + (["Differs in: " + ", ".join(a.differs_in)] if a.differs_in else []),
             problems=[p.message for p in a.problems],
             categories=[
@@ -680,5 +687,8 @@ def render_html_summary(result: Pairwise | Matrix) -> str:
             header = ("", "Baseline", "Candidate", "Change", f"{level_text(a.figures.level)} CI")
             parts.append(_table(header, figure_rows(a)))
             parts.append(f"<p>{_plain(mcnemar_line(a))}</p>")
+            sequential = sequential_line(a)
+            if sequential is not None:
+                parts.append(f"<p>{_plain(sequential)}</p>")
         parts += [f"<p>{_plain(line)}</p>" for line in count_lines(result)]
     return '<div class="evaldelta">\n' + "\n".join(parts) + "\n</div>"

@@ -98,7 +98,20 @@ def figure_rows(a: Analysis) -> list[tuple[str, str, str, str, str]]:
     """
     f = a.figures
     rows: list[tuple[str, str, str, str, str]] = []
-    if f.points:
+    seq = a.sequential
+    if seq is not None and seq.record is not None:
+        # The run stopped (or could have) when settled: only the sequence is valid.
+        scale, digits = (100, 1) if f.points else (1, 3)
+        rows.append(
+            (
+                "Mean score",
+                _num(f.baseline_mean, ".3f"),
+                _num(f.candidate_mean, ".3f"),
+                f"{_num(f.score.estimate * scale, f'+.{digits}f')}{' points' if f.points else ''}",
+                f"{_ci(seq.interval, scale, digits)} (confidence sequence)",
+            )
+        )
+    elif f.points:
         rows.append(
             (
                 "Mean score",
@@ -160,6 +173,14 @@ def mcnemar_line(a: Analysis) -> str:
     )
 
 
+def sequential_line(a: Analysis) -> str | None:
+    """Where the comparison's confidence sequence settled (or, for a run stopped
+    early, that the verdict comes from it), in one sentence; None without one."""
+    if a.sequential is None:
+        return None
+    return a.sequential.sentence(a.figures.points)
+
+
 def changed_cases(c: Pairwise) -> list[MatchedCase]:
     """Wins and losses, regressions first (largest drop first), then improvements."""
     changed = [m for m in c.matched() if m.outcome != "tie"]
@@ -216,6 +237,10 @@ def render_markdown(c: Pairwise, *, gate: tuple[int, str] | None = None) -> str:
         lines.extend(f"| {' | '.join(row)} |" for row in figure_rows(a))
         lines.append("")
         lines.append(mcnemar_line(a))
+        sequential = sequential_line(a)
+        if sequential is not None:
+            lines.append("")
+            lines.append(f"**Sequential:** {escape(sequential)}")
         if a.differs_in:
             lines.append("")
             # Not as code spans: a backslash escape would show there as typed.

@@ -41,6 +41,7 @@ VERDICT_CLASS = {
     "Better": "better",
     "Worse": "worse",
     "Trade-off": "tradeoff",
+    "No change": "nochange",
     "Inconclusive": "inconclusive",
 }
 

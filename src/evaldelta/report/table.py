@@ -129,11 +129,22 @@ def render_table(c: Pairwise, *, color: bool = False, unicode: bool = True) -> s
         )
 
     notes = []
-    if c.unmatched_baseline or c.unmatched_candidate:
+    analysis = analysis_of(c)
+    seq = analysis.sequential if analysis is not None else None
+    unreached = set(seq.not_reached) if seq is not None else set()
+    if unreached and seq is not None:
+        notes.append(
+            f"{st('Not reached:', 'yellow')} {len(unreached):,} cases of the "
+            f"{'baseline' if seq.side == 'candidate' else 'candidate'}: the {seq.side} "
+            "stopped once the comparison was settled"
+        )
+    only_baseline = [t for t in c.unmatched_baseline if t not in unreached]
+    only_candidate = [t for t in c.unmatched_candidate if t not in unreached]
+    if only_baseline or only_candidate:
         parts = []
         for n, only, where in (
-            (len(c.unmatched_baseline), c.unmatched_baseline, "baseline"),
-            (len(c.unmatched_candidate), c.unmatched_candidate, "candidate"),
+            (len(only_baseline), only_baseline, "baseline"),
+            (len(only_candidate), only_candidate, "candidate"),
         ):
             shown = clip_list([printable(i) for i in only[:5]], total=len(only))
             parts.append(f"{n} only in {where}" + (f" ({shown})" if only else ""))
@@ -202,6 +213,16 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
         out.append(f"{'Differs in:':<14}{', '.join(printable(k) for k in a.differs_in)}")
     if len(c.left) == 0:
         out.append(f"{'Mean score:':<14}n/a: no case ran on both sides")
+    elif a.sequential is not None and a.sequential.record is not None:
+        # The run stopped (or could have) when settled: only the sequence is valid.
+        scale, digits = (100, 1) if f.points else (1, 3)
+        unit = " points" if f.points else ""
+        cs = _ci(a.sequential.interval, scale, digits).replace(" CI ", " CS ")
+        out.append(
+            f"{'Mean score:':<14}{f.baseline_mean:.3f} -> {f.candidate_mean:.3f}   "
+            f"{f.score.estimate * scale:+.{digits}f}{unit}   {cs}   "
+            f"(anytime-valid confidence sequence, {a.sequential.cases:,} cases in order)"
+        )
     elif f.points:
         score = (
             f"{f.baseline_mean:.3f} -> {f.candidate_mean:.3f}   "
@@ -239,6 +260,8 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
             f"{signed_metric(metric.delta.ci_high, fmt)}]"
             + ("" if metric.delta.method.startswith("bootstrap") else f" ({metric.delta.method})")
         )
+    if a.sequential is not None:
+        out.append(f"{'Sequential:':<14}{a.sequential.sentence(f.points)}")
     if f.scorers:
         out.append("")
         out.append("Scorers:")
@@ -270,7 +293,9 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
         )
     out.append("")
     v = a.verdict
-    style = {"Better": "green", "Worse": "red", "Trade-off": "yellow"}.get(v.kind, "gray")
+    style = {"Better": "green", "Worse": "red", "Trade-off": "yellow", "No change": "green"}.get(
+        v.kind, "gray"
+    )
     caveat = ""
     if any(p.code == "dataset-changed" for p in a.problems):
         caveat = f" (datasets differ: on the {len(c.left)} common cases)"

@@ -25,6 +25,8 @@ from random import Random
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import TargetError, UsageError
+from evaldelta.pairing.cases import seeded_order
+from evaldelta.runner.sequential import Against, Sequencer
 from evaldelta.runner.spec import InfraFailure, Reply, Suite, TargetSpec, TaskFailure, TestCase
 from evaldelta.store.runstore import latest_attempts
 
@@ -39,11 +41,13 @@ __all__ = [
     "Job",
     "Plan",
     "RunStarted",
+    "SequenceMoved",
     "TargetStopped",
     "TargetTotals",
     "latest_attempts",
     "plan_suite",
     "run_suite",
+    "seeded_order",
 ]
 
 
@@ -63,6 +67,9 @@ class EvalOptions:
         resume: continue the latest run of each target instead of starting anew:
             only attempts missing, or lost to infrastructure failures, are run.
         judge: the target that judges ``llm-rubric`` (overrides the suite's).
+        order: run these cases, in this order, instead of the seeded shuffle (a run
+            made against a baseline takes the baseline's cases in its order); cases the
+            suite does not have are left out.
     """
 
     name: str | None = None
@@ -73,6 +80,7 @@ class EvalOptions:
     max_cost_usd: float | None = None
     resume: bool = False
     judge: str | None = None
+    order: Sequence[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,15 +199,28 @@ class TargetStopped:
     reason: str
 
 
-Event = RunStarted | AttemptDone | TargetStopped
+@dataclass(frozen=True, slots=True)
+class SequenceMoved:
+    """A run against a baseline took in one more case: its confidence sequence now."""
+
+    target: str
+    cases: int
+    low: float
+    high: float
+    settled: str | None  # the verdict it settled on, once it has
+
+
+Event = RunStarted | AttemptDone | TargetStopped | SequenceMoved
 
 
 @dataclass(slots=True)
 class EvalOutcome:
     """What a run did: its stored runs (one per target), their totals, and how it ended.
 
-    ``status`` is ``complete`` when every planned attempt ran, else ``interrupted``
-    with ``stop_reason`` saying why (Ctrl-C, ``--max-cost``, a target that refused).
+    ``status`` is ``complete`` when every planned attempt ran; ``stopped early`` when a
+    run against a baseline stopped once settled (``stop_reason`` says how); else
+    ``interrupted``, with ``stop_reason`` saying why (Ctrl-C, ``--max-cost``, a target
+    that refused).
     ``fatal`` holds the error of a target that could not be used at all.
     """
 
@@ -268,8 +289,17 @@ def plan_suite(suite: Suite, options: EvalOptions | None = None) -> Plan:
                 f"--test-id {' '.join(options.test_ids)}: matches none of the suite's "
                 f"{len(suite.tests)} tests"
             )
-    order = seeded_order([t.id for t in tests], suite.seed)
     by_id = {t.id: t for t in tests}
+    if options.order is not None:
+        order = [i for i in dict.fromkeys(options.order) if i in by_id]
+        if not order:
+            raise UsageError(
+                "--against: none of the baseline's cases is a test of this suite (or of "
+                "the tests chosen); run the suite the baseline ran",
+                option="against",
+            )
+    else:
+        order = seeded_order([t.id for t in tests], suite.seed)
     ordered = [by_id[i] for i in order]
     if options.limit is not None:
         if options.limit < 1:
@@ -323,14 +353,6 @@ def _judge(suite: Suite, options: EvalOptions) -> TargetSpec | None:
     )
 
 
-def seeded_order(test_ids: Sequence[str], seed: int) -> list[str]:
-    """The test ids shuffled by ``seed``: the same ids and seed give the same order,
-    whatever order the suite lists them in."""
-    order = sorted(test_ids)
-    Random(f"evaldelta-order:{seed}").shuffle(order)
-    return order
-
-
 # -- running ------------------------------------------------------------------------
 
 
@@ -361,6 +383,7 @@ async def run_suite(
     max_cost_usd: float | None = None,
     resume: bool = False,
     sleep: Callable[[float], Any] = asyncio.sleep,
+    against: Against | None = None,
 ) -> EvalOutcome:
     """Run ``plan`` into ``store``; returns how it went.
 
@@ -369,9 +392,16 @@ async def run_suite(
     flight finish, and the runs are marked interrupted. ``max_cost_usd`` is the budget
     of the runs as a whole (what earlier processes spent on a resumed run counts).
 
+    ``against`` makes the run against a baseline (the plan then holds one target, and
+    the baseline's cases in its order: ``EvalOptions(order=...)``): the comparison's
+    confidence sequence is kept up to date case by case, and with
+    ``stop_when_settled`` nothing new starts once it settles; the run is then stored
+    ``stopped early``, with how it went (``Run.sequential``).
+
     Raises:
         StoreError: ``resume`` of a run whose suite has changed since.
         ParseError, TargetError: a target that cannot be built (nothing is stored).
+        UsageError: ``against`` with a plan of several targets.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -379,6 +409,16 @@ async def run_suite(
 
     if max_cost_usd is not None and not max_cost_usd >= 0:
         raise UsageError(f"--max-cost must be a number of dollars >= 0, got {max_cost_usd}")
+    sequencer: Sequencer | None = None
+    if against is not None:
+        if len(plan.targets) != 1:
+            raise UsageError(
+                f"--against runs one target against the baseline; the suite has "
+                f"{len(plan.targets)} ({', '.join(t.name for t in plan.targets)}): choose one "
+                "with --target NAME",
+                option="against",
+            )
+        sequencer = Sequencer(against, [t.id for t in plan.tests], plan.suite.attempts)
     started = time.monotonic()
     emit = on_event or (lambda event: None)
     stop_asked = should_stop or (lambda: False)
@@ -445,7 +485,11 @@ async def run_suite(
                 _count(t, record)
             t.already = t.done
             totals[target.name] = t
+            if sequencer is not None:
+                for record in kept:
+                    sequencer.add(record)
         emit(RunStarted(plan, totals))
+        started_cases = {tid for keys in done_keys.values() for tid, _ in keys}
 
         spent = sum(t.cost_usd for t in totals.values())
         attempts_done = 0
@@ -470,6 +514,20 @@ async def run_suite(
                 spent += float(record.get("cost_usd") or 0.0)
                 attempts_done += 1
                 emit(AttemptDone(job.target, record, t))
+                if sequencer is not None:
+                    before = sequencer.entered
+                    sequencer.add(record)
+                    if sequencer.entered != before:
+                        settled = sequencer.settled
+                        emit(
+                            SequenceMoved(
+                                job.target,
+                                sequencer.entered,
+                                sequencer.sequence.low,
+                                sequencer.sequence.high,
+                                None if settled is None else settled.kind,
+                            )
+                        )
             except TargetError as exc:
                 if job.target not in stopped:
                     stopped[job.target] = str(exc)
@@ -516,7 +574,11 @@ async def run_suite(
                 semaphore.release()
                 stop_reason = f"--max-cost {max_cost_usd:g} reached"
                 break
+            if sequencer is not None and sequencer.should_stop:
+                semaphore.release()
+                break
             running += 1
+            started_cases.add(job.test.id)
             task = asyncio.create_task(attempt(job))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
@@ -531,12 +593,25 @@ async def run_suite(
     for spec in plan.targets:
         t = totals[spec.name]
         status = "complete" if t.done >= t.total and spec.name not in stopped else "interrupted"
-        runs[spec.name] = store.finish_run(run_ids[spec.name], status, finished_at=_now())
+        how: dict[str, Any] | None = None
+        if sequencer is not None:
+            how = sequencer.record(
+                started=len(started_cases),
+                tokens=(t.input_tokens + t.output_tokens + judge_usage.tokens) or None,
+                cost_usd=(t.cost_usd + judge_usage.cost) if t.cost_known else None,
+                finished=sum(1 for n in sequencer.done.values() if n >= suite.attempts),
+            )
+            if status == "interrupted" and sequencer.should_stop and stop_reason is None:
+                status, stop_reason = "stopped early", str(how["reason"])
+        runs[spec.name] = store.finish_run(
+            run_ids[spec.name], status, finished_at=_now(), sequential=how
+        )
     if stop_reason is None and stopped:
         stop_reason = "a target could not be used: " + "; ".join(stopped.values())
     if stop_reason is None and any(r.status != "complete" for r in runs.values()):
         stop_reason = "some attempts did not run"
-    overall = "complete" if all(r.status == "complete" for r in runs.values()) else "interrupted"
+    statuses = {r.status for r in runs.values()}
+    overall = next(iter(statuses)) if len(statuses) == 1 else "interrupted"
     return EvalOutcome(
         plan=plan,
         runs=runs,

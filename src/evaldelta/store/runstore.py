@@ -70,7 +70,7 @@ _SELECT = (
     "FROM attempts WHERE run = runs.id) ELSE runs.records END, "
     f"CASE WHEN {_JOURNAL_ONLY} THEN (SELECT count(DISTINCT test_id) "
     "FROM attempts WHERE run = runs.id) ELSE runs.cases END, "
-    "runs.suite, suites.name "
+    "runs.suite, suites.name, runs.sequential "
     "FROM runs LEFT JOIN suites ON suites.id = runs.suite"
 )
 #: The figures of :func:`evaldelta.analysis.summary.summarise`, one column each in
@@ -113,6 +113,9 @@ class StoredRun:
     cases: int = 0
     suite_id: int | None = None
     suite: str | None = None
+    #: How a run of ``evaldelta eval --stop-when-settled`` went (its status is
+    #: ``stopped early`` when it settled); ``None`` for any other run.
+    sequential: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -137,6 +140,7 @@ class StoredRun:
             "cases": self.cases,
             "suite_id": self.suite_id,
             "suite": self.suite,
+            "sequential": self.sequential,
         }
 
 
@@ -169,7 +173,7 @@ def _stored(row: tuple[Any, ...], status: str) -> StoredRun:
     rid, name, created, started, finished, _, fmt, src, dhash, config, notes, targets, n, k = row[
         :14
     ]
-    suite_id, suite = row[14:]
+    suite_id, suite, sequential = row[14:]
     return StoredRun(
         id=rid,
         name=name,
@@ -187,6 +191,7 @@ def _stored(row: tuple[Any, ...], status: str) -> StoredRun:
         cases=k,
         suite_id=suite_id,
         suite=suite,
+        sequential=None if sequential is None else _from_json(sequential),
     )
 
 
@@ -565,20 +570,25 @@ class RunStore:
                     records = self._attempts(stored.id)
                 else:
                     columns = self._columns(stored, keep_text, progress)
+                order = self._case_order(stored.id)
             finally:
                 self._conn.execute("COMMIT")
         if journal_only:
-            return self._journal_run(stored, records, keep_text=keep_text)
-        return codec.decode_run(
-            columns,
-            stored.records,
-            source=stored.label,
-            format=stored.format,
-            status=stored.status,
-            config=stored.config,
-            started_at=stored.started_at,
-            finished_at=stored.finished_at,
-        )
+            run = self._journal_run(stored, records, keep_text=keep_text)
+        else:
+            run = codec.decode_run(
+                columns,
+                stored.records,
+                source=stored.label,
+                format=stored.format,
+                status=stored.status,
+                config=stored.config,
+                started_at=stored.started_at,
+                finished_at=stored.finished_at,
+            )
+        run.case_order = order
+        run.sequential = stored.sequential
+        return run
 
     def _columns(
         self, stored: StoredRun, keep_text: bool, progress: Progress | None
@@ -701,7 +711,10 @@ class RunStore:
         ``None`` for a run imported from a file."""
         rid = self.resolve(ref)
         with self._translated("read the run"):
-            row = self._conn.execute("SELECT case_order FROM runs WHERE id = ?", (rid,)).fetchone()
+            return self._case_order(rid)
+
+    def _case_order(self, rid: int) -> list[str] | None:
+        row = self._conn.execute("SELECT case_order FROM runs WHERE id = ?", (rid,)).fetchone()
         if row is None or row[0] is None:
             return None
         order: list[str] = _from_json(row[0])
@@ -949,7 +962,9 @@ class RunStore:
             with self._transaction("reopen the run") as conn:
                 # Its records are its journal's again until it finishes.
                 conn.execute(
-                    "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (rid,)
+                    "UPDATE runs SET status = 'running', finished_at = NULL, sequential = NULL "
+                    "WHERE id = ?",
+                    (rid,),
                 )
                 conn.execute("DELETE FROM record_columns WHERE run = ?", (rid,))
                 conn.execute("DELETE FROM run_summaries WHERE run = ?", (rid,))
@@ -959,7 +974,12 @@ class RunStore:
         return self.info(rid)
 
     def finish_run(
-        self, rid: int, status: str = "complete", *, finished_at: str | None = None
+        self,
+        rid: int,
+        status: str = "complete",
+        *,
+        finished_at: str | None = None,
+        sequential: Mapping[str, Any] | None = None,
     ) -> StoredRun:
         """Finish a run begun with :meth:`begin_run` (or reopened): its records are
         built from its journal, as :func:`evaldelta.io.jsonl.from_records` reads them
@@ -967,15 +987,24 @@ class RunStore:
         in one transaction; its lock is let go of. Returns the run as it now is.
 
         Args:
-            status: ``complete``, or ``interrupted`` for a run stopped before its end.
+            status: ``complete``; ``interrupted`` for a run stopped before its end;
+                ``stopped early`` for one stopped once its comparison was settled.
             finished_at: when it finished (ISO 8601; default: now).
+            sequential: how a run of ``--stop-when-settled`` went (a JSON object:
+                settled, verdict, cases, alpha, margin, what was not spent); required
+                with the status ``stopped early``.
 
         Raises:
             StoreError: another live process is running it.
         """
-        if status not in ("complete", "interrupted"):
+        if status not in ("complete", "interrupted", "stopped early"):
             raise StoreError(
-                f"finish_run(status={status!r}): a run finishes complete or interrupted"
+                f"finish_run(status={status!r}): a run finishes complete, interrupted or "
+                "stopped early"
+            )
+        if status == "stopped early" and sequential is None:
+            raise StoreError(
+                "finish_run: a run finishes 'stopped early' with sequential={...} (how it stopped)"
             )
         if rid not in self._locks:
             self.reopen_run(rid)
@@ -1006,8 +1035,14 @@ class RunStore:
                 facts = (0, 0, _json(stored.targets), "", stored.started_at)
             conn.execute(
                 "UPDATE runs SET records = ?, cases = ?, targets = ?, dataset_hash = ?, "
-                "started_at = ?, status = ?, finished_at = ? WHERE id = ?",
-                (*facts, status, ended, rid),
+                "started_at = ?, status = ?, finished_at = ?, sequential = ? WHERE id = ?",
+                (
+                    *facts,
+                    status,
+                    ended,
+                    None if sequential is None else _json(dict(sequential)),
+                    rid,
+                ),
             )
         self._locks.pop(rid).release()
         return self.info(rid)

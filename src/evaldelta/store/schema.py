@@ -38,7 +38,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at    TEXT NOT NULL,   -- when stored, UTC, ISO 8601
             started_at    TEXT,            -- as the source declares (ISO 8601)
             finished_at   TEXT,
-            status        TEXT NOT NULL,   -- complete | interrupted
+            status        TEXT NOT NULL,   -- complete | interrupted (| running, stopped early)
             source_format TEXT NOT NULL,   -- the reader that read it: jsonl, promptfoo, ...
             source_path   TEXT NOT NULL,
             dataset_hash  TEXT NOT NULL,   -- sha256 over the sorted test ids and inputs
@@ -115,6 +115,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX attempts_by_case ON attempts (run, test_id, attempt)",
     ),
+    # Version 4: runs that `evaldelta eval --stop-when-settled` ran against a baseline:
+    # how they went (a JSON object: settled or not, the verdict, after how many cases,
+    # alpha, margin, what was not spent); status 'stopped early' when they settled.
+    ("ALTER TABLE runs ADD COLUMN sequential TEXT",),
 )
 
 #: The version this evaldelta writes.
