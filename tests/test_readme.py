@@ -145,21 +145,25 @@ def normalise(lines: list[str], work: str | None = None) -> list[str]:
 
 
 def matches(expected: list[str], actual: list[str]) -> bool:
-    """Whether ``actual`` fits ``expected``, where a line ``...`` stands for any lines."""
-    memo: dict[tuple[int, int], bool] = {}
+    """Whether ``actual`` fits ``expected``, where a line ``...`` stands for any lines.
 
-    def fit(e: int, a: int) -> bool:
-        if (e, a) not in memo:
-            if e == len(expected):
-                memo[e, a] = a == len(actual)
-            elif expected[e] == ELLIPSIS:
-                # zero lines first (non-greedy), then one more at a time
-                memo[e, a] = fit(e + 1, a) or (a < len(actual) and fit(e, a + 1))
-            else:
-                memo[e, a] = a < len(actual) and expected[e] == actual[a] and fit(e + 1, a + 1)
-        return memo[e, a]
-
-    return fit(0, 0)
+    Dynamic programming from the ends, without recursion (an output may run to thousands
+    of lines): ``fit[e][a]`` says whether ``expected[e:]`` fits ``actual[a:]``.
+    """
+    n = len(actual)
+    after = [a == n for a in range(n + 1)]  # expected[len(expected):] fits actual[a:]
+    for e in range(len(expected) - 1, -1, -1):
+        here = [False] * (n + 1)
+        if expected[e] == ELLIPSIS:
+            # any number of lines: fits at a if the rest fits at a, or this fits at a + 1
+            here[n] = after[n]
+            for a in range(n - 1, -1, -1):
+                here[a] = after[a] or here[a + 1]
+        else:
+            for a in range(n):
+                here[a] = expected[e] == actual[a] and after[a + 1]
+        after = here
+    return after[0]
 
 
 def _script(block: Block) -> str:
