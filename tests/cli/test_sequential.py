@@ -171,3 +171,13 @@ def test_a_margin_makes_an_unchanged_candidate_no_change(store: Path) -> None:
     )
     assert r.code == 0, r.err
     assert "pass: No change. the true change is within +/-1.0 points" in r.out + r.err
+
+
+def test_the_progress_bar_shows_the_interval() -> None:
+    from evaldelta.cli.eval import interval_text
+    from evaldelta.runner.engine import SequenceMoved
+
+    moving = SequenceMoved("v2", 45, -0.0412, 0.2511, None)
+    assert interval_text(moving) == "[-4.1, +25.1] pts after 45"
+    settled = SequenceMoved("v2", 136, 0.0004, 0.258, "Better")
+    assert interval_text(settled) == "[+0.0, +25.8] pts after 136: Better"

@@ -94,6 +94,26 @@ def test_a_run_still_going_is_marked_running_not_interrupted(tmp_path: Path) -> 
     assert page.count('class="status interrupted"') == 1
 
 
+def test_a_run_that_stopped_early_says_against_what_and_why(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    how = {
+        "settled": True,
+        "verdict": "Better",
+        "against": {"run": 1, "name": "main/v1 (run 1)"},
+        "reason": "settled Better after 136 of 1,000 cases; 864 cases not spent",
+    }
+    with open_store(path) as store:
+        rid = store.begin_run(name="pr/v2", suite="s", config={}, targets=["v2"], case_order=["a"])
+        store.add_attempt(rid, {"test_id": "a", "target": "v2", "attempt": 1, "score": 1.0})
+        store.finish_run(rid, "stopped early", sequential=how)
+    page = get(Dashboard(path), f"/runs/{rid}").text
+    assert '<span class="status">stopped early</span>' in page
+    assert (
+        "<dt>Against</dt><dd>main/v1 (run 1): settled Better after 136 of 1,000 cases; 864 "
+        "cases not spent" in page
+    )
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [

@@ -511,6 +511,16 @@ def run_page(view: RunView) -> str:
             f"{esc(info.dataset_hash[:12])} ({info.cases:,} cases, {info.records:,} attempts)",
         ),
     ]
+    if info.sequential:
+        how = info.sequential
+        facts.append(
+            (
+                "Against",
+                f"{esc(str(how.get('against', {}).get('name')))}: {esc(str(how.get('reason')))} "
+                '<span class="muted">(--stop-when-settled: its comparison uses the '
+                "confidence sequence)</span>",
+            )
+        )
     if info.notes:
         facts.append(("Notes", esc(info.notes)))
     dl = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in facts)
