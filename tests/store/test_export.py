@@ -146,6 +146,8 @@ COLUMNS = (
     "config",
     "started_at",
     "finished_at",
+    "case_order",
+    "sequential",
 )
 
 _ONE_STAMP = "finished_at"  # one record carries one timestamp, or the run knows only one
@@ -256,3 +258,25 @@ def test_record_timestamps_that_disagree_with_the_run_give_way_to_its_start_and_
         None,
         "2026-01-01T00:01:00Z",
     ]
+
+
+def test_a_run_of_stop_when_settled_survives_export_and_load(tmp_path: Path) -> None:
+    """Its status, the order its cases ran in and how it stopped come back, so that a
+    comparison of the exported file is judged by the confidence sequence too."""
+    how = {"settled": True, "verdict": "Better", "after": 2, "of": 3, "alpha": 0.05}
+    with open_store(tmp_path / "runs.db") as store:
+        rid = store.begin_run(
+            name="pr", suite="s", config={"k": 1}, targets=["t"], case_order=["b", "a", "c"]
+        )
+        for tid in ("b", "a"):
+            store.add_attempt(rid, {"test_id": tid, "target": "t", "attempt": 1, "score": 1.0})
+        store.finish_run(rid, "stopped early", sequential=how)
+        stored = store.get_run(rid, keep_text=True)
+    path = tmp_path / "export.jsonl"
+    with open(path, "wb") as fh:
+        export_jsonl(stored, fh)
+    again = evaldelta.load(path, keep_text=True)
+    assert again.status == "stopped early"
+    assert again.case_order == ["b", "a", "c"]
+    assert again.sequential == how
+    assert _differing(stored, again) <= {"finished_at"}

@@ -30,6 +30,9 @@ INFRA_STATUSES = frozenset(
     {"timeout", "timed_out", "infra_error", "rate_limited", "provider_error"}
 )
 
+#: The ``run_status`` of a run that ``evaldelta eval --stop-when-settled`` stopped once its
+#: comparison was settled (as ``runs export`` writes it).
+STOPPED_EARLY = "stopped early"
 #: ``run_status`` values by which a record says its run did not finish.
 INTERRUPTED_STATUSES = frozenset({"interrupted", "incomplete", "cancelled", "canceled", "error"})
 

@@ -39,6 +39,8 @@ _GENERAL_ONLY = (
     "start_time",
     "run_status",
     "config",
+    "case_order",
+    "sequential",
 )
 #: Optional fields the plain path reads, with their type.
 _PLAIN_OPTIONAL: dict[str, Any] = {

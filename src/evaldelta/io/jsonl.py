@@ -38,6 +38,7 @@ from evaldelta.io._agentv import (
     ERROR_STATUSES,
     INFRA_STATUSES,
     INTERRUPTED_STATUSES,
+    STOPPED_EARLY,
     attempt_column,
     fill,
     one_object_per_line,
@@ -133,6 +134,9 @@ class _Record(msgspec.Struct, gc=False):
     start_time: Any = None
     run_status: Any = None
     config: Any = None
+    # What a run of `evaldelta eval --against` recorded (its first record, on export).
+    case_order: Any = None
+    sequential: Any = None
 
 
 class _RecordWithText(_Record, gc=False):
@@ -319,7 +323,13 @@ def _input_hashes(recs: list[Any]) -> list[int]:
 def _run_facts(recs: list[Any]) -> tuple[str, dict[str, Any], str | None, str | None]:
     """Status, config, and first and last timestamp declared by the records."""
     statuses = {str(r.run_status).lower() for r in recs if r.run_status is not None}
-    status = "interrupted" if statuses & INTERRUPTED_STATUSES else "complete"
+    status = (
+        "interrupted"
+        if statuses & INTERRUPTED_STATUSES
+        else STOPPED_EARLY
+        if STOPPED_EARLY in statuses
+        else "complete"
+    )
     found = next((r.config for r in recs if r.config), None)
     config: dict[str, Any] = (
         found if isinstance(found, dict) else ({"config": found} if found is not None else {})
@@ -475,6 +485,8 @@ def _chunk_columns(
             "metadata": [r.metadata for r in recs],
         }
     status, config, started_at, finished_at = _run_facts(recs)
+    order = next((r.case_order for r in recs if isinstance(r.case_order, list)), None)
+    sequential = next((r.sequential for r in recs if isinstance(r.sequential, dict)), None)
     extra_columns: dict[str, list[Any]] = {}
     if extra:
         names = [f for f in extra if f not in _RecordWithText.__struct_fields__ and f != "input"]
@@ -492,6 +504,8 @@ def _chunk_columns(
         ),
         "status": status,
         "config": config,
+        "case_order": None if order is None else [str(t) for t in order],
+        "sequential": sequential,
         "started_at": started_at,
         "finished_at": finished_at,
         "input_hash": np.asarray(_input_hashes(recs), dtype=np.int64),
@@ -552,7 +566,10 @@ class _Columns:
         self.extra: dict[str, list[Any]] = {}
         self.texts: dict[str, list[Any]] | None = None
         self.interrupted = False
+        self.stopped_early = False
         self.config: dict[str, Any] = {}
+        self.case_order: list[str] | None = None
+        self.sequential: dict[str, Any] | None = None
         self.started_at: str | None = None
         self.finished_at: str | None = None
 
@@ -610,7 +627,10 @@ class _Columns:
             for k, values in self.texts.items():
                 values.extend(part["texts"][k])
         self.interrupted = self.interrupted or part["status"] == "interrupted"
+        self.stopped_early = self.stopped_early or part["status"] == STOPPED_EARLY
         self.config = self.config or part["config"]
+        self.case_order = self.case_order or part.get("case_order")
+        self.sequential = self.sequential or part.get("sequential")
         if part["started_at"]:
             self.started_at = min(filter(None, (self.started_at, part["started_at"])))
         if part["finished_at"]:
@@ -624,7 +644,7 @@ class _Columns:
         columns = dict(self.arrays)
         for key, factorizer in factorizers.items():
             columns[key] = Factorized(list(factorizer.index), columns[key])
-        return Run.from_columns(
+        run = Run.from_columns(
             source=src,
             format=NAME,
             **columns,
@@ -634,8 +654,17 @@ class _Columns:
             scorer_scores=self.scorers,
             extra=self.extra,
             texts=self.texts,
-            status="interrupted" if self.interrupted else "complete",
+            status=(
+                "interrupted"
+                if self.interrupted
+                else STOPPED_EARLY
+                if self.stopped_early
+                else "complete"
+            ),
             config=self.config,
             started_at=self.started_at,
             finished_at=self.finished_at,
         )
+        run.case_order = self.case_order
+        run.sequential = self.sequential
+        return run

@@ -142,6 +142,10 @@ def jsonl_lines(run: Run) -> Iterator[bytes]:
                 batch[0]["config"] = run.config
             if run.status != "complete":
                 batch[0]["run_status"] = run.status
+            if run.case_order is not None:
+                batch[0]["case_order"] = run.case_order
+            if run.sequential is not None:
+                batch[0]["sequential"] = run.sequential
         if stamps is not None:
             for rec, stamp in zip(batch, stamps[start:stop], strict=True):
                 if stamp is not None:
