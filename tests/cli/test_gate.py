@@ -265,7 +265,7 @@ def test_usage_errors(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-
     base, _ = runs(0.5, 0.5)
     r = evaldelta("gate", base)
     assert r.code == 2
-    assert "one file holds both runs only with --baseline TARGET and --candidate TARGET" in r.err
+    assert "one combined file: give --baseline TARGET (every other target is gated" in r.err
     r = evaldelta("gate", base, base, "--min-pass-rate", "85")
     assert (r.code, "must be between 0 and 1" in r.err) == (2, True)
     r = evaldelta("gate", base, base, "--confidence", "95")

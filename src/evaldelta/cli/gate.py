@@ -33,12 +33,13 @@ from evaldelta.cli.compare import REPORT_FORMATS, load_run, render_report, shown
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
-    from evaldelta.analysis.comparison import Comparison
+    from evaldelta.analysis.comparison import Comparison, MatrixComparison
     from evaldelta.analysis.figures import ScorerFigures
 
 HELP = """\
 exit codes:
-  0  pass: Better, or Inconclusive / Trade-off without new safety failures (with a warning)
+  0  pass: Better or No change (--margin), or Inconclusive / Trade-off without new
+     safety failures (with a warning)
   1  block: Worse, a new safety failure, a pass rate under --min-pass-rate,
      Inconclusive with --block-inconclusive, or a scorer whose interval lies wholly
      below zero with --block-scorer-regression (without it: a warning)
@@ -48,6 +49,8 @@ exit codes:
 examples:
   evaldelta gate baseline.jsonl candidate.jsonl
   evaldelta gate results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini --report report.md
+  evaldelta gate results.jsonl --baseline gpt-4.1     every other target against gpt-4.1
+                                                    (Bonferroni); blocks if any blocks
   evaldelta gate main.jsonl pr.jsonl --block-inconclusive --min-pass-rate 0.85
   evaldelta gate main.jsonl pr.jsonl --block-scorer-regression
 """
@@ -66,7 +69,8 @@ def add_parser(commands: Any) -> None:
         "results",
         nargs="+",
         metavar="RESULTS",
-        help="BASELINE CANDIDATE files, or one combined file with --baseline and --candidate",
+        help="BASELINE CANDIDATE files, or one combined file with --baseline (and "
+        "--candidate for one target only)",
     )
     add_input_options(p)
     add_statistics_options(p)
@@ -113,10 +117,13 @@ def run(args: argparse.Namespace) -> int:
     files: list[str] = args.results
     if len(files) > 2:
         raise UsageError(f"gate takes two files, or one combined file, got {len(files)}")
-    if len(files) == 1 and (args.baseline is None or args.candidate is None):
+    if len(files) == 1 and args.baseline is None:
         raise UsageError(
-            "one file holds both runs only with --baseline TARGET and --candidate TARGET"
+            "one combined file: give --baseline TARGET (every other target is gated "
+            "against it), and --candidate TARGET to gate only that one"
         )
+    if len(files) == 1 and args.candidate is None:
+        return _run_matrix(args, files[0])
     if len(files) == 1 and args.baseline == args.candidate:
         raise UsageError(f"--baseline and --candidate are both {args.baseline!r}")
     if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
@@ -158,26 +165,146 @@ def run(args: argparse.Namespace) -> int:
     write_output(text, args.output)
 
     if args.report or os.environ.get("GITHUB_STEP_SUMMARY"):
-        report = render_markdown(result, gate=(code, decision))
-        if args.report:
-            write_output(report, args.report)
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            try:
-                with open(summary, "a", encoding="utf-8") as fh:
-                    fh.write(report + "\n")
-            except OSError as exc:
-                # The verdict stands; the summary is a courtesy.
-                print(
-                    f"evaldelta gate: warning: cannot append to GITHUB_STEP_SUMMARY "
-                    f"({summary}): {exc.strerror or exc}",
-                    file=sys.stderr,
-                )
+        _summarise(render_markdown(result, gate=(code, decision)), args)
     if not args.block_scorer_regression:
         for sc in dropped:
             print(f"evaldelta gate: warning: {_dropped(result, sc)}", file=sys.stderr)
     print(f"evaldelta gate: {decision}", file=sys.stderr)
     return code
+
+
+def _run_matrix(args: argparse.Namespace, path: str) -> int:
+    """``gate FILE --baseline T``: every other target of a combined file against T, at
+    the Bonferroni-adjusted level, each by the rules of a pairwise gate; blocks when any
+    target blocks, cannot judge when none blocks and any cannot be judged."""
+    from evaldelta.api import compare_matrix
+    from evaldelta.report.markdown import render_matrix_gate_markdown
+
+    if args.sample is not None:
+        raise UsageError("--sample is for two runs; a combined file is gated whole")
+    if args.allow_dataset_change:
+        raise UsageError(
+            "--allow-dataset-change is for two runs; in a combined file, cases a target "
+            "lacks are named in its warning"
+        )
+    if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
+        raise UsageError(f"--min-pass-rate must be between 0 and 1, got {args.min_pass_rate}")
+    settings = settings_from(args)
+    run_ = load_run(args, path)
+    matrix = compare_matrix(run_, None, args.baseline, settings=settings, scorer=args.scorer)
+    pairs = [p for p in matrix.pairwise if p.baseline == args.baseline]
+    if not pairs:
+        raise UsageError(
+            f"--baseline {args.baseline}: {path} holds no other target to gate against it",
+            option="baseline",
+        )
+    decided = [(p, *decide_gate(p, args)) for p in pairs]
+    codes = [code for _, code, _ in decided]
+    code = (
+        EXIT_REGRESSION
+        if EXIT_REGRESSION in codes
+        else EXIT_CANNOT_JUDGE
+        if EXIT_CANNOT_JUDGE in codes
+        else EXIT_OK
+    )
+    word = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
+    which = [p.candidate for p, each, _ in decided if each == code]
+    k = len(pairs)
+    if code == EXIT_OK:
+        warned = any("with a warning" in why for _, _, why in decided)
+        decision = (
+            f"pass{', with a warning' if warned else ''}: every one of the {k} targets "
+            f"against {args.baseline}"
+        )
+    else:
+        decision = f"{word[code]}: {', '.join(which)} ({len(which)} of {k} against {args.baseline})"
+    rows = [(p.candidate, each, why) for p, each, why in decided]
+    runs = shown_runs(args, (run_,))
+    del run_
+
+    if args.format == "markdown":
+        text = render_matrix_gate_markdown(matrix, rows, (code, decision))
+    elif args.format == "json":
+        from evaldelta.report.json import render_json
+
+        text = render_json(_MatrixGate(matrix, code, decision, decided))
+    else:
+        report = render_report(args, matrix, runs, gate=(code, decision))
+        if report is not None:
+            text = report
+        else:
+            from evaldelta.report.table import render_matrix_table
+
+            color = use_color(args.color, None if args.output else sys.stdout)
+            text = render_matrix_table(
+                matrix, color=color, unicode=args.output is not None or can_show("✓✗→─Δ")
+            )
+    write_output(text, args.output)
+    if args.report or os.environ.get("GITHUB_STEP_SUMMARY"):
+        _summarise(render_matrix_gate_markdown(matrix, rows, (code, decision)), args)
+    for p, _, why in decided:
+        if not args.block_scorer_regression:
+            for sc in scorer_regressions(p):
+                print(f"evaldelta gate: warning: {p.candidate}: {_dropped(p, sc)}", file=sys.stderr)
+        print(f"evaldelta gate: {p.candidate}: {why}", file=sys.stderr)
+    print(f"evaldelta gate: {decision}", file=sys.stderr)
+    return code
+
+
+def _summarise(report: str, args: argparse.Namespace) -> None:
+    """The Markdown report to --report FILE and to the job summary, when there is one."""
+    if args.report:
+        write_output(report, args.report)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(report + "\n")
+        except OSError as exc:
+            # The verdict stands; the summary is a courtesy.
+            print(
+                f"evaldelta gate: warning: cannot append to GITHUB_STEP_SUMMARY "
+                f"({summary}): {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+
+
+class _MatrixGate:
+    """A matrix's JSON with the gate's decision first, overall and per target."""
+
+    def __init__(
+        self,
+        matrix: MatrixComparison,
+        code: int,
+        decision: str,
+        decided: list[tuple[Comparison, int, str]],
+    ) -> None:
+        self.matrix, self.code, self.decision, self.decided = matrix, code, decision, decided
+
+    def to_dict(self) -> dict[str, Any]:
+        labels = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
+        return {
+            "gate": {
+                "exit_code": self.code,
+                "result": labels[self.code],
+                "reason": self.decision,
+                "targets": [
+                    {
+                        "target": p.candidate,
+                        "exit_code": each,
+                        "result": labels[each],
+                        "reason": why,
+                        "verdict": p.verdict.kind if p.test_ids else None,
+                        "scorer_regressions": [
+                            {"scorer": sc.name, "delta": sc.delta.to_dict()}
+                            for sc in scorer_regressions(p)
+                        ],
+                    }
+                    for p, each, why in self.decided
+                ],
+            },
+            **self.matrix.to_dict(),
+        }
 
 
 class _WithGate:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.verdict import level_text
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GATE_WORDS",
+    "MatrixGateRow",
     "changed_cases",
     "comparison_row",
     "count_lines",
@@ -316,6 +318,51 @@ def _matrix_status(m: Matrix) -> str:
     if any(not p.test_ids for p in m.pairwise):
         return f"cannot judge every target vs {m.baseline}"
     return f"no regression vs {m.baseline}"
+
+
+#: One target's line of a matrix gate: (target, exit code, decision).
+MatrixGateRow = tuple[str, int, str]
+
+
+def render_matrix_gate_markdown(
+    m: Matrix, rows: Sequence[MatrixGateRow], gate: tuple[int, str]
+) -> str:
+    """The gate of every target against the baseline: the decision, one row per
+    target (verdict, change and interval, pass rates, what the gate made of it), then
+    the matrix report."""
+    code, decision = gate
+    lines = [
+        f"## evaldelta gate: {GATE_WORDS.get(code, str(code))} "
+        f"({plural(len(rows), 'target', 'targets')} vs {escape(m.baseline or '')})",
+        "",
+        f"**Gate: {GATE_WORDS.get(code, str(code))}** (exit code {code}). {escape(decision)}",
+        "",
+    ]
+    by_candidate = {p.candidate: p for p in m.pairwise if p.baseline == m.baseline}
+    first = next((a for p in by_candidate.values() if (a := analysis_of(p)) is not None), None)
+    level = level_text(first.figures.level) if first is not None else ""
+    lines.append(f"| Target | Verdict | Change | {level} CI | Pass rate | Gate |")
+    lines.append("| --- | --- | ---: | --- | --- | --- |")
+    for target, _, why in rows:
+        p = by_candidate[target]
+        pa = analysis_of(p)
+        if pa is None or not p.test_ids:
+            cells = ["cannot judge", "n/a", "n/a", "n/a"]
+        else:
+            f = pa.figures
+            scale, digits = (100, 1) if f.points else (1, 3)
+            unit = " points" if f.points else ""
+            rates = f.pass_rates
+            cells = [
+                pa.verdict.kind,
+                f"{_num(f.score.estimate * scale, f'+.{digits}f')}{unit}",
+                _ci(f.score, scale, digits),
+                f"{_pct(rates.baseline.estimate)} → {_pct(rates.candidate.estimate)}",
+            ]
+        lines.append(f"| {escape(target)} | {' | '.join(cells)} | {escape(why)} |")
+    lines.append("")
+    body = render_matrix_markdown(m).split("\n", 1)[1]
+    return "\n".join(lines) + body
 
 
 def render_matrix_markdown(m: Matrix) -> str:

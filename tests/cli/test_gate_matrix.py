@@ -1,0 +1,123 @@
+"""``gate FILE --baseline T``: every other target of a combined file against T (seed
+001's agentv compare case), through the installed command."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import REPO, Result, run_evaldelta
+
+COMBINED = REPO / "examples" / "benchmark-tooling" / "fixtures" / "combined-results.jsonl"
+
+
+def _combined(path: Path, targets: dict[str, Callable[[int], float]], n: int = 40) -> Path:
+    lines = [
+        {"test_id": f"q{i:02d}", "target": name, "score": score(i)}
+        for i in range(n)
+        for name, score in targets.items()
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def _gate(*args: Any) -> Result:
+    return run_evaldelta("gate", *args)
+
+
+def test_every_target_against_the_baseline_passes(tmp_path: Path) -> None:
+    r = _gate(COMBINED, "--baseline", "gpt-4.1")
+    assert r.code == 0, r.err
+    assert "Pairwise Summary:" in r.out
+    assert "Bonferroni for 2 comparisons against gpt-4.1" in r.out
+    assert r.err.splitlines() == [
+        "evaldelta gate: gemini-3-flash-preview: pass, with a warning: Inconclusive. this "
+        "could be chance: the true change is plausibly between -10 and +5 points.",
+        "evaldelta gate: gpt-5-mini: pass, with a warning: Inconclusive. this could be "
+        "chance: the true change is plausibly between -10 and +10 points.",
+        "evaldelta gate: pass, with a warning: every one of the 2 targets against gpt-4.1",
+    ]
+
+
+def test_one_worse_target_blocks_and_is_named(tmp_path: Path) -> None:
+    path = _combined(
+        tmp_path / "combined.jsonl",
+        {
+            "base": lambda i: 1.0 if i % 4 else 0.0,
+            "same": lambda i: 1.0 if i % 4 else 0.0,
+            "bad": lambda i: 1.0 if i % 2 else 0.0,
+        },
+    )
+    r = _gate(path, "--baseline", "base")
+    assert r.code == 1, r.err
+    assert "evaldelta gate: bad: block: Worse. the candidate scores lower" in r.err
+    assert r.err.splitlines()[-1] == "evaldelta gate: block: bad (1 of 2 against base)"
+
+    data = json.loads(_gate(path, "--baseline", "base", "--json").out)
+    gate = data["gate"]
+    assert gate["exit_code"] == 1
+    assert gate["result"] == "block"
+    assert [(t["target"], t["result"], t["verdict"]) for t in gate["targets"]] == [
+        ("same", "pass", "Inconclusive"),
+        ("bad", "block", "Worse"),
+    ]
+    assert data["baseline"] == "base"
+
+    md = _gate(path, "--baseline", "base", "--format", "markdown").out
+    assert md.startswith("## evaldelta gate: block (2 targets vs base)\n")
+    assert "| Target | Verdict | Change | 97.5% CI | Pass rate | Gate |" in md
+    assert "| bad | Worse | -25.0 points | " in md
+    assert "| 75.0% → 50.0% | block: Worse. " in md
+    assert "| same | Inconclusive | +0.0 points | " in md
+
+    report = tmp_path / "report.md"
+    summary = tmp_path / "summary.md"
+    again = run_evaldelta(
+        "gate", path, "--baseline", "base", "--report", report,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )  # fmt: skip
+    assert again.code == 1
+    assert report.read_text(encoding="utf-8") == md
+    assert summary.read_text(encoding="utf-8") == md + "\n"
+
+
+def test_the_matrix_gate_keeps_the_pairwise_rules(tmp_path: Path) -> None:
+    path = _combined(
+        tmp_path / "combined.jsonl",
+        {"base": lambda i: 1.0 if i % 4 else 0.0, "other": lambda i: 1.0 if i % 4 else 0.0},
+    )
+    assert _gate(path, "--baseline", "base").code == 0
+    blocked = _gate(path, "--baseline", "base", "--block-inconclusive")
+    assert blocked.code == 1
+    assert "other: block (--block-inconclusive)" in blocked.err
+    low = _gate(path, "--baseline", "base", "--min-pass-rate", "0.9")
+    assert low.code == 1
+    assert "pass rate 75.0% is under --min-pass-rate 90.0%" in low.err
+    assert _gate(path, "--baseline", "base", "--margin", "1").code == 0
+
+
+def test_a_target_missing_a_case_cannot_be_judged(tmp_path: Path) -> None:
+    path = _combined(
+        tmp_path / "combined.jsonl",
+        {"base": lambda i: 1.0, "other": lambda i: 1.0},
+        n=30,
+    )
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # other lacks q29
+    r = _gate(path, "--baseline", "base")
+    assert r.code == 2
+    assert r.err.splitlines()[-1] == "evaldelta gate: cannot judge: other (1 of 1 against base)"
+
+
+def test_mistakes_are_one_line(tmp_path: Path) -> None:
+    r = _gate(COMBINED)
+    assert r.code == 2
+    assert "one combined file: give --baseline TARGET" in r.err
+    r = _gate(COMBINED, "--baseline", "gpt-4.1", "--sample", "2")
+    assert r.code == 2
+    assert "--sample is for two runs" in r.err
+    r = _gate(COMBINED, "--baseline", "nope")
+    assert r.code == 2
+    assert len(r.err.strip().splitlines()) == 1
