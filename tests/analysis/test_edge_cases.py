@@ -134,7 +134,9 @@ def test_allow_dataset_change_leaves_out_edited_cases(evaldelta: Cli, tmp_path: 
     )
     refused = evaldelta("gate", a, b)
     assert refused.code == 2
-    assert "compare the 17 common cases" in refused.err
+    assert "a gate judges the 17 unchanged common cases only with --allow-dataset-change" in (
+        refused.err
+    )
     data = json.loads(evaldelta("gate", a, b, "--allow-dataset-change", "--json").out)
     assert data["summary"]["matched"] == 17
     r = evaldelta("compare", a, b, "--allow-dataset-change")

@@ -454,8 +454,9 @@ def test_no_cases_in_common_cannot_be_judged(evaldelta: Cli, jsonl) -> None:  # 
     other = jsonl("other.jsonl", [{"test_id": "zzz", "score": 1}])
     r = evaldelta("compare", BASE, other)
     assert r.code == 2
-    assert "No test ids in common" in r.out
+    assert r.out == ""  # one line, not a report of nothing
     assert r.err.startswith(f"evaldelta: error: no test ids in common between {BASE} and {other}")
+    assert len(r.err.strip().splitlines()) == 1
 
 
 def test_debug_shows_the_traceback(evaldelta: Cli, tmp_path: Path) -> None:

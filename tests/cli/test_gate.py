@@ -117,11 +117,20 @@ def test_different_datasets_cannot_be_judged(evaldelta: Cli, tmp_path: Path) -> 
     cand = run_file(tmp_path / "c.jsonl", 0.5, n=110, seed=2)
     r = evaldelta("gate", base, cand)
     assert r.code == 2
-    assert "cannot judge: the runs have different datasets (10 only in the candidate" in r.err
-    assert "pass --allow-dataset-change to compare the 100 common cases" in r.err
+    assert (
+        "cannot judge: the runs have different datasets (10 only in the candidate: q100, q101, "
+        "q102, q103, q104 and 5 more; dataset hash " in r.err
+    )
+    assert (
+        "a gate judges the 100 unchanged common cases only with --allow-dataset-change; "
+        "or compare runs of the same dataset" in r.err
+    )
     r = evaldelta("gate", base, cand, "--allow-dataset-change")
     assert r.code == 0
-    assert "Warning: the datasets differ (10 only in the candidate): compared the 100" in r.out
+    assert (
+        "Warning: the datasets differ (10 only in the candidate: q100, q101, q102, q103, q104 "
+        "and 5 more): compared the 100" in r.out
+    )
     assert "(datasets differ: on the 100 common cases)" in r.out
 
 

@@ -121,3 +121,51 @@ def test_mistakes_are_one_line(tmp_path: Path) -> None:
     r = _gate(COMBINED, "--baseline", "nope")
     assert r.code == 2
     assert len(r.err.strip().splitlines()) == 1
+
+
+def test_the_missing_case_is_named(tmp_path: Path) -> None:
+    path = _combined(tmp_path / "combined.jsonl", {"base": lambda i: 1.0, "other": lambda i: 1.0})
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # other lacks q39
+    r = _gate(path, "--baseline", "base", "--candidate", "other")
+    assert r.code == 2
+    assert "different datasets (1 test id only in the baseline: q39; dataset hash" in r.err
+
+
+def test_cases_lost_to_infrastructure_are_named_and_counted(tmp_path: Path) -> None:
+    base = tmp_path / "b.jsonl"
+    cand = tmp_path / "c.jsonl"
+    base.write_text(
+        "".join(
+            json.dumps({"test_id": t, "score": s}) + "\n"
+            for t, s in zip("abcd", [1, 0.5, 1, 0], strict=True)
+        ),
+        encoding="utf-8",
+    )
+    cand.write_text(
+        json.dumps({"test_id": "a", "score": 1}) + "\n"
+        + json.dumps({"test_id": "b", "error": "timeout", "error_kind": "infra"}) + "\n"
+        + json.dumps({"test_id": "c", "error": "agent crashed"}) + "\n"
+        + json.dumps({"test_id": "d", "score": 1}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    r = run_evaldelta("compare", base, cand)
+    assert (
+        "Warning: 1 case lost every attempt to infrastructure failures on one side and could "
+        "not be compared (b); re-run them" in r.out
+    )
+    assert (
+        "Not compared: 1 case lost every attempt to infrastructure failures on one side (b)"
+        in r.out
+    )
+    assert (
+        "Errors: 0 attempts in baseline, 2 attempts in candidate (1 of them infrastructure "
+        "failures) had an error (task failures without a score count as 0, infrastructure "
+        "failures are left out)" in r.out
+    )
+    summary = json.loads(run_evaldelta("compare", base, cand, "--json").out)["summary"]
+    assert summary["not_run"] == 1
+    assert summary["not_run_ids"] == ["b"]
+    assert summary["infrastructure_failures"] == {"file1": 0, "file2": 1}
+    md = run_evaldelta("compare", base, cand, "--format", "markdown").out
+    assert "1 case lost to infrastructure failures on one side (b)" in md

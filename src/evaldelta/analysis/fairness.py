@@ -156,13 +156,26 @@ def check_fairness(
     changed += edited
     if dataset.only_baseline or dataset.only_candidate or changed:
         parts = []
+        skip = set(not_reached(c, base_run, cand_run))
+
+        def ids(found: list[str]) -> str:
+            shown = [t for t in found if t not in skip][:5]
+            more = len(found) - len(skip & set(found)) - len(shown)
+            return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
         if dataset.only_baseline:
-            parts.append(f"{dataset.only_baseline} test ids only in the baseline")
+            n = dataset.only_baseline
+            parts.append(
+                f"{n} test id{'s' if n != 1 else ''} only in the baseline: "
+                f"{ids(c.unmatched_baseline)}"
+            )
         if dataset.only_candidate:
-            parts.append(f"{dataset.only_candidate} only in the candidate")
+            parts.append(
+                f"{dataset.only_candidate} only in the candidate: {ids(c.unmatched_candidate)}"
+            )
         if changed:
             parts.append(f"{changed} with a changed input")
-        detail = ", ".join(parts)
+        detail = "; ".join(parts)
         common = len(c.left) - changed
         if allow_dataset_change:
             problems.append(
@@ -177,9 +190,9 @@ def check_fairness(
                 Problem(
                     "dataset-changed",
                     f"the runs have different datasets ({detail}; dataset hash "
-                    f"{dataset.baseline_hash} vs {dataset.candidate_hash}); compare runs of "
-                    f"the same dataset, or pass --allow-dataset-change to compare the "
-                    f"{common} common cases",
+                    f"{dataset.baseline_hash} vs {dataset.candidate_hash}): a gate judges "
+                    f"the {common} unchanged common cases only with --allow-dataset-change; "
+                    "or compare runs of the same dataset",
                     refuse=True,
                 )
             )
@@ -253,11 +266,14 @@ def check_fairness(
             )
         )
     if c.not_run:
+        shown = ", ".join(c.not_run[:10])
+        more = f" and {len(c.not_run) - 10} more" if len(c.not_run) > 10 else ""
         problems.append(
             Problem(
                 "not-run",
                 f"{len(c.not_run)} case{'s' if len(c.not_run) != 1 else ''} lost every attempt "
-                "to infrastructure failures on one side and could not be compared",
+                f"to infrastructure failures on one side and could not be compared "
+                f"({shown}{more}); re-run them",
             )
         )
     n = len(c.left)

@@ -204,8 +204,11 @@ def shown_runs(args: argparse.Namespace, runs: tuple[Run, ...]) -> tuple[Run, ..
 def _emit(
     args: argparse.Namespace, result: Comparison | MatrixComparison, *, runs: tuple[Run, ...]
 ) -> int:
-    from evaldelta.analysis.comparison import MatrixComparison
+    from evaldelta.analysis.comparison import Comparison, MatrixComparison
 
+    if isinstance(result, Comparison) and not result.test_ids:
+        # Nothing to show: one line, not a report of nothing.
+        return _exit_code(result)
     report = render_report(args, result, runs)
     if report is not None:
         text = report

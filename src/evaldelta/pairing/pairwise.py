@@ -151,6 +151,8 @@ class Pairing:
     left: Cases
     right: Cases
     not_run: list[str] = field(default_factory=list)
+    baseline_infra: int = 0
+    candidate_infra: int = 0
     summary: Summary = field(init=False)
 
     def __post_init__(self) -> None:
@@ -258,6 +260,11 @@ class Pairing:
                 "status": s.status,
                 "errors": {"file1": s.errors1, "file2": s.errors2},
                 "not_run": len(self.not_run),
+                "not_run_ids": list(self.not_run),
+                "infrastructure_failures": {
+                    "file1": self.baseline_infra,
+                    "file2": self.candidate_infra,
+                },
             },
         }
 
@@ -333,6 +340,8 @@ def compare_cases(
         left=left,
         right=right,
         not_run=not_run,
+        baseline_infra=int(baseline.infra.sum()),
+        candidate_infra=int(candidate.infra.sum()),
     )
 
 

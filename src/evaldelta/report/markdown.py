@@ -206,7 +206,13 @@ def count_lines(c: Pairwise) -> list[str]:
         if ids
     ]
     if c.not_run:
-        only.append(plural(len(c.not_run), "case", "cases") + " not run on one side")
+        shown = ", ".join(c.not_run[:5]) + (
+            f" and {len(c.not_run) - 5} more" if len(c.not_run) > 5 else ""
+        )
+        only.append(
+            plural(len(c.not_run), "case", "cases")
+            + f" lost to infrastructure failures on one side ({shown})"
+        )
     if only:
         lines.append(f"Not compared: {', '.join(only)}.")
     return lines

@@ -149,18 +149,30 @@ def render_table(c: Pairwise, *, color: bool = False, unicode: bool = True) -> s
             shown = clip_list([printable(i) for i in only[:5]], total=len(only))
             parts.append(f"{n} only in {where}" + (f" ({shown})" if only else ""))
         notes.append(f"{st('Unmatched:', 'yellow')} {'; '.join(parts)}")
+    if c.not_run:
+        shown = clip_list([printable(i) for i in c.not_run[:5]], total=len(c.not_run))
+        notes.append(
+            f"{st('Not compared:', 'yellow')} {plural(len(c.not_run), 'case', 'cases')} lost "
+            f"every attempt to infrastructure failures on one side ({shown})"
+        )
     s = c.summary
     if s.errors1 or s.errors2:
-        infra1, infra2 = int(c.left.infra.sum()), int(c.right.infra.sum())
-        infra = (
-            f"; {infra1 + infra2} of them infrastructure failures, left out"
-            if infra1 + infra2
-            else ""
+
+        def side(errors: int, infra: int, where: str) -> str:
+            text = f"{plural(errors, 'attempt', 'attempts')} in {where}"
+            if infra and errors:
+                text += f" ({infra} of them infrastructure failures)"
+            return text
+
+        infra = c.baseline_infra + c.candidate_infra
+        tail = (
+            "task failures without a score count as 0, infrastructure failures are left out"
+            if infra
+            else "those without a score count as 0"
         )
         notes.append(
-            f"{st('Errors:', 'yellow')} {plural(s.errors1, 'attempt', 'attempts')} in baseline, "
-            f"{plural(s.errors2, 'attempt', 'attempts')} in candidate had an error "
-            f"(those without a score count as 0{infra})"
+            f"{st('Errors:', 'yellow')} {side(s.errors1, c.baseline_infra, 'baseline')}, "
+            f"{side(s.errors2, c.candidate_infra, 'candidate')} had an error ({tail})"
         )
     if show_attempts:
         notes.append("Scores are means over each case's attempts (Attempts: baseline / candidate).")
