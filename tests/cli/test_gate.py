@@ -336,3 +336,16 @@ def test_no_scorer_regression_no_warning(evaldelta: Cli, runs) -> None:  # type:
     assert r.code == 0, r.err
     assert json.loads(r.out)["gate"]["scorer_regressions"] == []
     assert "warning: scorer" not in r.err
+
+
+def test_the_markdown_says_why_the_gate_blocked(evaldelta: Cli) -> None:
+    store_ci = REPO / "examples" / "store-ci"
+    r = evaldelta(
+        "gate", store_ci / "monday.jsonl", store_ci / "tuesday.jsonl",
+        "--block-scorer-regression", "--format", "markdown",
+    )  # fmt: skip
+    assert r.code == 1
+    assert (
+        "**Gate: block** (exit code 1). block (--block-scorer-regression): scorer factual "
+        "dropped: -10.0 points, 95% CI \\[-15.0, -5.0\\]" in r.out
+    )

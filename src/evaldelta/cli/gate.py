@@ -282,29 +282,31 @@ class _MatrixGate:
         self.matrix, self.code, self.decision, self.decided = matrix, code, decision, decided
 
     def to_dict(self) -> dict[str, Any]:
-        labels = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
+        targets = [
+            {
+                "target": p.candidate,
+                "verdict": p.verdict.kind if p.test_ids else None,
+                **_gate_entry(each, why, scorer_regressions(p)),
+            }
+            for p, each, why in self.decided
+        ]
         return {
-            "gate": {
-                "exit_code": self.code,
-                "result": labels[self.code],
-                "reason": self.decision,
-                "targets": [
-                    {
-                        "target": p.candidate,
-                        "exit_code": each,
-                        "result": labels[each],
-                        "reason": why,
-                        "verdict": p.verdict.kind if p.test_ids else None,
-                        "scorer_regressions": [
-                            {"scorer": sc.name, "delta": sc.delta.to_dict()}
-                            for sc in scorer_regressions(p)
-                        ],
-                    }
-                    for p, each, why in self.decided
-                ],
-            },
+            "gate": {**_gate_entry(self.code, self.decision), "targets": targets},
             **self.matrix.to_dict(),
         }
+
+
+def _gate_entry(
+    code: int, decision: str, dropped: list[ScorerFigures] | None = None
+) -> dict[str, Any]:
+    """A gate decision as JSON: exit code, result word, reason (and scorers that dropped)."""
+    labels = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
+    entry: dict[str, Any] = {"exit_code": code, "result": labels[code], "reason": decision}
+    if dropped is not None:
+        entry["scorer_regressions"] = [
+            {"scorer": sc.name, "delta": sc.delta.to_dict()} for sc in dropped
+        ]
+    return entry
 
 
 class _WithGate:
@@ -316,16 +318,8 @@ class _WithGate:
         self.result, self.code, self.decision, self.dropped = result, code, decision, dropped
 
     def to_dict(self) -> dict[str, Any]:
-        labels = {EXIT_OK: "pass", EXIT_REGRESSION: "block", EXIT_CANNOT_JUDGE: "cannot judge"}
         return {
-            "gate": {
-                "exit_code": self.code,
-                "result": labels[self.code],
-                "reason": self.decision,
-                "scorer_regressions": [
-                    {"scorer": sc.name, "delta": sc.delta.to_dict()} for sc in self.dropped
-                ],
-            },
+            "gate": _gate_entry(self.code, self.decision, self.dropped),
             **self.result.to_dict(),
         }
 

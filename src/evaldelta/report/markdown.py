@@ -230,7 +230,9 @@ def render_markdown(c: Pairwise, *, gate: tuple[int, str] | None = None) -> str:
     lines.append("")
     if gate is not None:
         code = gate[0]
-        lines.append(f"**Gate: {GATE_WORDS.get(code, str(code))}** (exit code {code}).")
+        lines.append(
+            f"**Gate: {GATE_WORDS.get(code, str(code))}** (exit code {code}). {escape(gate[1])}"
+        )
         lines.append("")
     if a is not None:
         for p in a.problems:
