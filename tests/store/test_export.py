@@ -150,19 +150,13 @@ COLUMNS = (
     "sequential",
 )
 
-_ONE_STAMP = "finished_at"  # one record carries one timestamp, or the run knows only one
 _HASH = "input_hash"  # taken by the other reader from more than the input text
 
 #: What JSONL cannot tell the reader, so does not come back (see export.py's docstring).
 KNOWN_LOSSES: dict[str, set[str]] = {
-    "deepeval/test_run_sample.json": {_ONE_STAMP},  # one record, start != end
-    "inspect_ai/log_read_sample.eval": {_ONE_STAMP},  # one record, start != end
-    "inspect_ai/log_read_sample.json": {_ONE_STAMP},
-    "openai_evals/output-items.jsonl": {_ONE_STAMP},  # a start and no end
-    "openai_evals/output-items-candidate.jsonl": {_ONE_STAMP},
-    "promptfoo/sample-export.json": {_ONE_STAMP},  # a start and no end
-    "promptfoo/candidate-export.json": {_ONE_STAMP},
-    # Inspect's hash leaves out the message ids its text keeps.
+    # The input fingerprint is taken again from the input text, which is kept: Inspect's
+    # leaves out the message ids its text keeps. Kept as the text gives it on purpose, so
+    # that an exported run and a JSONL run of the same questions agree.
     "inspect_ai/SYNTHETIC_epochs.eval": {_HASH},
     "inspect_ai/SYNTHETIC_epochs.json": {_HASH},
     "inspect_ai/SYNTHETIC_epochs_candidate.eval": {_HASH},

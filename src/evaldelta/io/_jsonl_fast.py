@@ -41,6 +41,7 @@ _GENERAL_ONLY = (
     "config",
     "case_order",
     "sequential",
+    "run_finished_at",
 )
 #: Optional fields the plain path reads, with their type.
 _PLAIN_OPTIONAL: dict[str, Any] = {

@@ -137,6 +137,7 @@ class _Record(msgspec.Struct, gc=False):
     # What a run of `evaldelta eval --against` recorded (its first record, on export).
     case_order: Any = None
     sequential: Any = None
+    run_finished_at: Any = None  # when one record's timestamp cannot also say the end
 
 
 class _RecordWithText(_Record, gc=False):
@@ -335,9 +336,18 @@ def _run_facts(recs: list[Any]) -> tuple[str, dict[str, Any], str | None, str | 
         found if isinstance(found, dict) else ({"config": found} if found is not None else {})
     )
     raw = [r.timestamp if r.timestamp is not None else r.start_time for r in recs]
+    ends = [r.run_finished_at for r in recs if r.run_finished_at is not None]
+    # "" (as runs export writes it): the run declared a start and no end.
+    no_end = "" in ends
+    raw += [t for t in ends if t != ""]
     stamps = [s for s in (_iso(t) for t in raw if t is not None) if s]
     # ISO 8601 stamps in one time zone sort as text; the extremes are all we need.
-    return status, config, (min(stamps) if stamps else None), (max(stamps) if stamps else None)
+    return (
+        status,
+        config,
+        (min(stamps) if stamps else None),
+        (max(stamps) if stamps and not no_end else None),
+    )
 
 
 def _flag(value: Any) -> bool:

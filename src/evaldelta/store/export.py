@@ -155,6 +155,16 @@ def jsonl_lines(run: Run) -> Iterator[bytes]:
                 batch[0]["timestamp"] = run.started_at
             if stop == n and run.finished_at is not None and (n > 1 or run.started_at is None):
                 batch[-1]["timestamp"] = run.finished_at
+            if (
+                start == 0
+                and n == 1
+                and None not in (run.started_at, run.finished_at)
+                and run.started_at != run.finished_at
+            ):
+                # One record, one timestamp: the end goes beside it.
+                batch[0]["run_finished_at"] = run.finished_at
+            if start == 0 and run.started_at is not None and run.finished_at is None:
+                batch[0]["run_finished_at"] = ""  # a start and no end: none, not the start
         yield encoder.encode_lines(batch)
 
 
