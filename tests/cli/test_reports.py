@@ -541,3 +541,14 @@ def test_report_renders_from_an_installed_wheel(tmp_path: Path) -> None:
     assert "<style>" in text
     assert 'document.getElementById("evaldelta-data")' in text
     assert _payload(text)["cases"]["input"][0].startswith("Customer question #0")
+
+
+def test_action_gate_step_gates_every_target_of_a_combined_file(tmp_path: Path) -> None:
+    combined = REPO / "examples" / "benchmark-tooling" / "fixtures" / "combined-results.jsonl"
+    proc, outputs, _ = _run_gate_step(
+        tmp_path, **{"baseline-db": str(combined), "baseline-target": "gpt-4.1"}
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert outputs["exit-code"] == "0"
+    assert outputs["verdict"] == "gemini-3-flash-preview: Inconclusive, gpt-5-mini: Inconclusive"
+    assert outputs["report"].startswith("## evaldelta gate: pass (2 targets vs gpt-4.1)")
