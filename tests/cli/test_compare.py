@@ -658,3 +658,13 @@ def test_csv_with_map(evaldelta: Cli, tmp_path: Path) -> None:
         evaldelta("compare", path, "--map", "test_id=question_id", "--map", "test_id=x"),
         "--map gives 'test_id' twice ('question_id' and 'x'); keep one",
     )
+
+
+def test_a_tiny_p_value_reads_below_a_thousandth(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    base = jsonl("base.jsonl", [{"test_id": f"q{i}", "score": 1} for i in range(12)])
+    cand = jsonl("cand.jsonl", [{"test_id": f"q{i}", "score": 0} for i in range(12)])
+    table = evaldelta("compare", base, cand).out
+    assert "McNemar:      0 improved, 12 regressed   p < 0.001" in table
+    assert "p = 0.000" not in table
+    md = evaldelta("compare", base, cand, "--format", "markdown").out
+    assert "0 improved, 12 regressed, p < 0.001 (" in md

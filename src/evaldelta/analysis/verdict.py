@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from evaldelta.analysis.figures import PairedMetric
     from evaldelta.stats import Interval
 
-__all__ = ["Verdict", "decide", "format_change", "level_text"]
+__all__ = ["Verdict", "decide", "format_change", "format_p", "level_text"]
 
 Kind = Literal["Better", "Worse", "Trade-off", "No change", "Inconclusive"]
 
@@ -53,6 +53,13 @@ def level_text(level: float) -> str:
     """95% for 0.95; 97.5% and 98.33% for Bonferroni-adjusted levels."""
     pct = level * 100
     return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.4g}%"
+
+
+def format_p(p: float, spec: str = ".3f") -> str:
+    """``p = 0.042``, and ``p < 0.001`` below that (never the misleading ``p = 0.000``)."""
+    if math.isnan(p):
+        return "p = n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:{spec}}"
 
 
 def format_change(value: float, points: bool, digits: int = 0) -> str:
@@ -136,7 +143,8 @@ def decide(
         return Verdict(
             "Inconclusive",
             f"too few cases to tell ({score.n}): the interval says {rng(digits)}, but an "
-            f"exact sign-flip test finds p = {small_sample_p:.3g}, so this could be chance.",
+            f"exact sign-flip test finds {format_p(small_sample_p, '.3g')}, so this could be "
+            "chance.",
             low,
             high,
             unit,

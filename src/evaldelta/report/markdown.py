@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evaldelta.analysis.verdict import level_text
+from evaldelta.analysis.verdict import format_p, level_text
 from evaldelta.pairing.pairwise import MatchedCase
 from evaldelta.report._text import (
     METRIC_FORMATS,
@@ -170,7 +170,7 @@ def mcnemar_line(a: Analysis) -> str:
         method += f", {f.score.resamples:,} resamples, seed {f.score.seed}"
     return (
         f"McNemar (exact, two-sided): {mc.improved} improved, {mc.regressed} regressed, "
-        f"p = {mc.pvalue:.3f} ({f.partly_changed} more changed only partly). "
+        f"{format_p(mc.pvalue)} ({f.partly_changed} more changed only partly). "
         f"Mean score interval: {method}."
     )
 

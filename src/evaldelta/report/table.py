@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from evaldelta.analysis.verdict import level_text
+from evaldelta.analysis.verdict import format_p, level_text
 from evaldelta.pairing.pairwise import LOSS, TIE, WIN
 from evaldelta.report._text import (
     ASCII_GLYPHS,
@@ -258,7 +258,7 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
     mc = f.mcnemar
     out.append(
         f"{'McNemar:':<14}{mc.improved} improved, {mc.regressed} regressed   "
-        f"p = {mc.pvalue:.3f}   ({f.partly_changed} more changed only partly)"
+        f"{format_p(mc.pvalue)}   ({f.partly_changed} more changed only partly)"
     )
     for metric in f.metrics:
         label, fmt = METRIC_FORMATS[metric.name]
