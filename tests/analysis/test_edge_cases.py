@@ -36,7 +36,7 @@ def verdict(base: list[float], cand: list[float]) -> str:
 def test_one_case_is_never_enough() -> None:
     assert verdict([0.2], [0.9]) == "Inconclusive"
     c = compare(*runs([0.2], [0.9]))
-    assert "too few cases to tell (1)" in c.verdict.reason
+    assert "Too few cases to tell (1)" in c.verdict.reason
 
 
 def test_three_flips_are_not_proof() -> None:

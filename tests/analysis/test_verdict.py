@@ -33,7 +33,7 @@ def test_better_worse_inconclusive() -> None:
     assert verdict(iv(-0.05, -0.01))[0] == "Worse"
     kind, reason = verdict(iv(-0.091, 0.109))
     assert kind == "Inconclusive"
-    assert reason == "this could be chance: the true change is plausibly between -9 and +11 points."
+    assert reason == "This could be chance: the true change is plausibly between -9 and +11 points."
 
 
 def test_interval_touching_zero_is_inconclusive() -> None:
@@ -77,4 +77,4 @@ def test_units() -> None:
     assert level_text(0.975) == "97.5%"
     assert level_text(1 - 0.05 / 3) == "98.33%"
     _, reason = verdict(iv(-1.5, 2.5), points=False)
-    assert reason == "this could be chance: the true change is plausibly between -1.5 and +2.5."
+    assert reason == "This could be chance: the true change is plausibly between -1.5 and +2.5."

@@ -34,7 +34,7 @@ def test_pairwise_table_of_the_spec(evaldelta: Cli) -> None:
     assert "  accuracy-test      0.85       0.80     -0.05  = tie" in lines
     assert "  latency-eval       0.90       0.75     -0.15  ✗ loss" in lines
     assert "Summary: 1 win, 1 loss, 1 tie | Mean delta: +0.000 | Status: neutral" in lines
-    assert lines[-1].startswith("Verdict: Inconclusive. this could be chance")
+    assert lines[-1].startswith("Verdict: Inconclusive. This could be chance")
 
 
 def test_regression_exits_1_and_improvement_exits_0(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]

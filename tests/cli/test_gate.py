@@ -62,7 +62,7 @@ def test_better_passes(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped
     base, cand = runs(0.4, 0.9)
     r = evaldelta("gate", base, cand)
     assert r.code == 0, r.err
-    assert r.err.startswith("evaldelta gate: pass: Better. the candidate scores higher")
+    assert r.err.startswith("evaldelta gate: pass: Better. The candidate scores higher")
     assert "Verdict: Better." in r.out
 
 
@@ -70,7 +70,7 @@ def test_worse_blocks(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-
     base, cand = runs(0.9, 0.4)
     r = evaldelta("gate", base, cand)
     assert r.code == 1
-    assert r.err.startswith("evaldelta gate: block: Worse. the candidate scores lower")
+    assert r.err.startswith("evaldelta gate: block: Worse. The candidate scores lower")
 
 
 def test_inconclusive_passes_with_a_warning_or_blocks_on_request(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
@@ -78,7 +78,7 @@ def test_inconclusive_passes_with_a_warning_or_blocks_on_request(evaldelta: Cli,
     r = evaldelta("gate", base, cand)
     assert r.code == 0
     assert r.err.startswith(
-        "evaldelta gate: pass, with a warning: Inconclusive. this could be chance"
+        "evaldelta gate: pass, with a warning: Inconclusive. This could be chance"
     )
     r = evaldelta("gate", base, cand, "--block-inconclusive")
     assert r.code == 1

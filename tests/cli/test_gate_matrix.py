@@ -33,9 +33,9 @@ def test_every_target_against_the_baseline_passes(tmp_path: Path) -> None:
     assert "Pairwise Summary:" in r.out
     assert "Bonferroni for 2 comparisons against gpt-4.1" in r.out
     assert r.err.splitlines() == [
-        "evaldelta gate: gemini-3-flash-preview: pass, with a warning: Inconclusive. this "
+        "evaldelta gate: gemini-3-flash-preview: pass, with a warning: Inconclusive. This "
         "could be chance: the true change is plausibly between -10 and +5 points.",
-        "evaldelta gate: gpt-5-mini: pass, with a warning: Inconclusive. this could be "
+        "evaldelta gate: gpt-5-mini: pass, with a warning: Inconclusive. This could be "
         "chance: the true change is plausibly between -10 and +10 points.",
         "evaldelta gate: pass, with a warning: every one of the 2 targets against gpt-4.1",
     ]
@@ -52,7 +52,7 @@ def test_one_worse_target_blocks_and_is_named(tmp_path: Path) -> None:
     )
     r = _gate(path, "--baseline", "base")
     assert r.code == 1, r.err
-    assert "evaldelta gate: bad: block: Worse. the candidate scores lower" in r.err
+    assert "evaldelta gate: bad: block: Worse. The candidate scores lower" in r.err
     assert r.err.splitlines()[-1] == "evaldelta gate: block: bad (1 of 2 against base)"
 
     data = json.loads(_gate(path, "--baseline", "base", "--json").out)

@@ -71,7 +71,7 @@ def test_compare_and_gate_judge_a_stopped_run_by_its_sequence(store: Path) -> No
     assert re.search(r"Mean score: .* 95% CS \[\+[\d.]+, \+[\d.]+\]   \(anytime-valid", r.out)
     assert "bootstrap" not in r.out.split("Mean score:")[1].split("\n")[0]
     assert re.search(
-        r"Verdict: Better\. the candidate scores higher: the true change is plausibly between "
+        r"Verdict: Better\. The candidate scores higher: the true change is plausibly between "
         r"\+[\d.]+ and \+[\d.]+ points \(95% confidence sequence\)\.",
         r.out,
     ), r.out
@@ -170,7 +170,7 @@ def test_a_margin_makes_an_unchanged_candidate_no_change(store: Path) -> None:
         "gate", "main/v1", "main/v1", "--store", store, "--margin", "1", "--block-inconclusive"
     )
     assert r.code == 0, r.err
-    assert "pass: No change. the true change is within +/-1.0 points" in r.out + r.err
+    assert "pass: No change. The true change is within +/-1.0 points" in r.out + r.err
 
 
 def test_the_progress_bar_shows_the_interval() -> None:

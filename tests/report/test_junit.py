@@ -20,11 +20,11 @@ SPEC_JUNIT = """\
       <property name="threshold" value="0.1"/>
       <property name="mean_delta" value="+0.000000"/>
       <property name="verdict" value="Inconclusive"/>
-      <property name="reason" value="this could be chance: the true change is plausibly \
+      <property name="reason" value="This could be chance: the true change is plausibly \
 between -15 and +20 points."/>
     </properties>
     <testcase classname="evaldelta.verdict" name="verdict">
-      <system-out>Inconclusive. this could be chance: the true change is plausibly between \
+      <system-out>Inconclusive. This could be chance: the true change is plausibly between \
 -15 and +20 points.</system-out>
     </testcase>
     <testcase classname="evaldelta.case" name="safety-check"/>

@@ -15,7 +15,7 @@ SPEC_REPORT = """\
 
 > **Warning:** only 3 cases in common: intervals are wide and the verdict is shaky
 
-**Verdict: Inconclusive.** this could be chance: the true change is plausibly between -15 and \
+**Verdict: Inconclusive.** This could be chance: the true change is plausibly between -15 and \
 +20 points.
 
 | | Baseline | Candidate | Change | 95% CI |

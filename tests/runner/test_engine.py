@@ -85,7 +85,9 @@ def test_never_more_calls_at_once_than_the_concurrency(server: FakeOpenAI, store
     assert outcome.status == "complete"
     assert server.count() == 20
     assert server.max_in_flight == 4
-    assert 0.45 <= elapsed < 1.0, elapsed  # 20 calls of 100 ms, 4 at once: about 0.5 s
+    # 20 calls of 100 ms, 4 at once: about 0.5 s (one at a time would take 2 s; a busy
+    # machine adds some)
+    assert 0.45 <= elapsed < 1.8, elapsed
 
 
 def test_429_then_503_then_200_is_one_record_with_its_waits(

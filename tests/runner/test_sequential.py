@@ -180,7 +180,7 @@ def test_identical_targets_with_a_margin_stop_on_no_change(
     assert how["after"] < 400
     result = evaldelta.compare(store.get_run(1), store.get_run(outcome.run.id))
     assert result.verdict.kind == "No change"
-    assert result.verdict.reason.startswith("the true change is within +/-10 points")
+    assert result.verdict.reason.startswith("The true change is within +/-10 points")
 
 
 def test_against_needs_one_target(server: FakeOpenAI, store: RunStore) -> None:

@@ -35,6 +35,10 @@ class Verdict:
     high: float
     unit: str
 
+    def __post_init__(self) -> None:
+        # A sentence of its own: "Inconclusive. This could be chance: ...".
+        object.__setattr__(self, "reason", self.reason[:1].upper() + self.reason[1:])
+
     def to_dict(self) -> dict[str, Any]:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else round(x, 12)
