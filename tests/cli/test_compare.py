@@ -668,3 +668,23 @@ def test_a_tiny_p_value_reads_below_a_thousandth(evaldelta: Cli, jsonl) -> None:
     assert "p = 0.000" not in table
     md = evaldelta("compare", base, cand, "--format", "markdown").out
     assert "0 improved, 12 regressed, p < 0.001 (" in md
+
+
+def test_a_change_that_does_not_vary_is_said_so(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+    base = jsonl("base.jsonl", [{"test_id": f"q{i}", "score": 0.5} for i in range(30)])
+    cand = jsonl("cand.jsonl", [{"test_id": f"q{i}", "score": 0.7} for i in range(30)])
+    r = evaldelta("compare", base, cand)
+    assert (
+        "Mean score:   0.5 -> 0.7   every case changed by exactly +20.0 points (no interval: "
+        "the change does not vary)" in r.out
+    )
+    assert "plausibly exactly +20.0 points in every case" in r.out
+    assert "CI [+20.0, +20.0]" not in r.out
+    md = evaldelta("compare", base, cand, "--format", "markdown").out
+    assert "Every case changed by exactly +20.0 points: the interval has no width" in md
+    same = evaldelta("compare", base, base)
+    assert "no case changed: all 30 scored the same in both runs" in same.out
+    assert (
+        "Verdict: Inconclusive. No case changed (every delta is exactly 0): there is no "
+        "change to tell from none; give --margin POINTS to call it No change." in same.out
+    )

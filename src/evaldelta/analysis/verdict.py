@@ -107,8 +107,14 @@ def decide(
     low, high = score.ci_low, score.ci_high
     level = level_text(score.level)
 
+    # Every case changed by the same: a zero-width interval says nothing varies, not
+    # that the change is certain; the sentence says so instead of "between x and x".
+    flat = score.n >= 2 and high - low < 1e-12
+
     def rng(digits: int = 0) -> str:
         lo, hi = format_change(low, points, digits), format_change(high, points, digits)
+        if flat:
+            return f"exactly {lo}{' ' + unit if points else ''} in every case"
         return f"between {lo} and {hi} {unit}" if points else f"between {lo} and {hi}"
 
     if new_safety_failures:
@@ -126,6 +132,15 @@ def decide(
         return Verdict(
             "Inconclusive",
             "there are no cases in common to compare, so the change cannot be told.",
+            low,
+            high,
+            unit,
+        )
+    if flat and abs(low) < 1e-12 and margin is None:
+        return Verdict(
+            "Inconclusive",
+            "no case changed (every delta is exactly 0): there is no change to tell from "
+            "none; give --margin POINTS to call it No change.",
             low,
             high,
             unit,

@@ -175,6 +175,21 @@ def mcnemar_line(a: Analysis) -> str:
     )
 
 
+def same_change(c: Pairwise) -> str | None:
+    """``every case changed by exactly +20.0 points`` (or ``no case changed``) when every
+    matched case's delta is the same, over two cases or more; None otherwise."""
+    a = analysis_of(c)
+    n = len(c.delta)
+    if a is None or n < 2 or float(c.delta.max() - c.delta.min()) > 1e-12:
+        return None
+    d = float(c.delta[0])
+    if abs(d) < 1e-12:
+        return f"no case changed: all {n:,} scored the same in both runs"
+    if a.figures.points:
+        return f"every case changed by exactly {d * 100:+.1f} points"
+    return f"every case changed by exactly {d:+.4g}"
+
+
 def sequential_line(a: Analysis) -> str | None:
     """Where the comparison's confidence sequence settled (or, for a run stopped
     early, that the verdict comes from it), in one sentence; None without one."""
@@ -246,6 +261,13 @@ def render_markdown(c: Pairwise, *, gate: tuple[int, str] | None = None) -> str:
         lines.append("| --- | ---: | ---: | ---: | --- |")
         lines.extend(f"| {' | '.join(row)} |" for row in figure_rows(a))
         lines.append("")
+        same = same_change(c)
+        if same is not None:
+            lines.append(
+                f"{same[:1].upper()}{same[1:]}: the interval has no width because "
+                "nothing varies, not because the change is certain."
+            )
+            lines.append("")
         lines.append(mcnemar_line(a))
         sequential = sequential_line(a)
         if sequential is not None:

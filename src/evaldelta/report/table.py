@@ -30,6 +30,7 @@ from evaldelta.report._text import (
     signed_metric,
     width,
 )
+from evaldelta.report.markdown import same_change
 
 if TYPE_CHECKING:
     from evaldelta.model import FloatArray
@@ -234,6 +235,12 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
             f"{'Mean score:':<14}{f.baseline_mean:.3f} -> {f.candidate_mean:.3f}   "
             f"{f.score.estimate * scale:+.{digits}f}{unit}   {cs}   "
             f"(anytime-valid confidence sequence, {a.sequential.cases:,} cases in order)"
+        )
+    elif (same := same_change(c)) is not None:
+        # Nothing varies: a zero-width "95% CI" would read as certainty about a sample.
+        out.append(
+            f"{'Mean score:':<14}{f.baseline_mean:.4g} -> {f.candidate_mean:.4g}   "
+            f"{same} (no interval: the change does not vary)"
         )
     elif f.points:
         score = (
