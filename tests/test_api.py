@@ -202,9 +202,13 @@ def test_run_compare_takes_the_keywords_of_compare() -> None:
     """``candidate.compare(baseline, ...)``: the same keyword parameters, by name."""
     import inspect
 
+    from evaldelta.analysis.settings import CompareOptions
+
     ours = inspect.signature(evaldelta.Run.compare).parameters
     theirs = inspect.signature(evaldelta.compare).parameters
-    assert list(ours)[1:] == [p for p in theirs if p != "candidate"]
+    assert list(ours) == ["self", "baseline", "threshold", "options"]
+    keywords = [p for p, v in theirs.items() if v.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert list(CompareOptions.__annotations__) == keywords
     combined = evaldelta.load(FIXTURES / "combined-results.jsonl")
     kwargs = {"baseline_target": "gpt-4.1", "candidate_target": "gpt-5-mini", "sample": 2}
     assert (

@@ -17,6 +17,7 @@ SRC = Path(__file__).parent.parent / "src" / "evaldelta"
 #: The dashboard (serve) reads the store and renders with report; only cli starts it.
 #: The runner makes records and hands them to the store; api's evaluate() starts it.
 LAYERS = [
+    "_plain",
     "errors",
     "model",
     "io",

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     IntArray = npt.NDArray[np.int64]
     BoolArray = npt.NDArray[np.bool_]
 
+    from typing_extensions import Unpack
+
     from evaldelta.analysis.comparison import Comparison
-    from evaldelta.analysis.settings import Settings
+    from evaldelta.analysis.settings import CompareOptions
 
 __all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "Record", "Run"]
 
@@ -651,43 +653,24 @@ class Run:
         self,
         baseline: Run | str | os.PathLike[str],
         threshold: float | None = None,
-        *,
-        baseline_target: str | None = None,
-        candidate_target: str | None = None,
-        settings: Settings | None = None,
-        allow_dataset_change: bool = False,
-        sample: int | None = None,
-        scorer: str | None = None,
+        **options: Unpack[CompareOptions],
     ) -> Comparison:
         """Compare this run, the **candidate**, with ``baseline``.
 
         ``self`` is the candidate and the argument the baseline, so the call reads
         ``candidate.compare(baseline)``: ``after.compare(before)`` is exactly
-        ``evaldelta.compare(before, after)``, with the same keyword parameters (see
-        :func:`evaldelta.compare`), and returns the same
-        :class:`~evaldelta.analysis.comparison.Comparison`.
+        ``evaldelta.compare(before, after)``, with the same keyword parameters
+        (``baseline_target``, ``candidate_target``, ``settings``,
+        ``allow_dataset_change``, ``sample``, ``scorer``: see :func:`evaldelta.compare`),
+        and returns the same :class:`~evaldelta.analysis.comparison.Comparison`.
 
         Args:
             baseline: the run to compare with, or the path of a results file.
             threshold: smallest delta that counts as a win or a loss (default 0.1).
-            baseline_target: which target of ``baseline`` to take, when it holds several.
-            candidate_target: which target of this run to take, when it holds several.
-            settings, allow_dataset_change, sample, scorer: as for
-                :func:`evaldelta.compare`.
         """
         from evaldelta.api import compare
 
-        return compare(
-            baseline,
-            self,
-            threshold,
-            baseline_target=baseline_target,
-            candidate_target=candidate_target,
-            settings=settings,
-            allow_dataset_change=allow_dataset_change,
-            sample=sample,
-            scorer=scorer,
-        )
+        return compare(baseline, self, threshold, **options)
 
     def to_pandas(self) -> Any:
         """The records as a pandas ``DataFrame``, one row per record (needs pandas:

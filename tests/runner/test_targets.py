@@ -29,6 +29,7 @@ from evaldelta.runner.spec import (
     TestCase,
 )
 from evaldelta.runner.targets import (
+    Calling,
     CommandTarget,
     OpenAITarget,
     PythonTarget,
@@ -50,7 +51,7 @@ KEY = "sk-test-0123456789abcdef"
 def make(spec: TargetSpec, base_dir: Path | None = None, **kwargs: Any) -> Target:
     options: dict[str, Any] = {"timeout_s": 5.0, "retries": FAST, "rng": Random(0)}
     options.update(kwargs)
-    return build_target(spec, base_dir=base_dir or Path.cwd(), **options)
+    return build_target(spec, Calling(base_dir=base_dir or Path.cwd(), **options))
 
 
 def run(target: Target, work: Callable[[Target], Awaitable[T]]) -> T:

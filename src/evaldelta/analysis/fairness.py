@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from evaldelta._plain import picked
 from evaldelta.analysis.sequential import not_reached, sequential_side
 
 if TYPE_CHECKING:
@@ -57,14 +58,11 @@ class DatasetCheck:
         return self.baseline_hash == self.candidate_hash
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "baseline_hash": self.baseline_hash,
-            "candidate_hash": self.candidate_hash,
-            "same": self.same,
-            "only_in_baseline": self.only_baseline,
-            "only_in_candidate": self.only_candidate,
-            "inputs_changed": self.inputs_changed,
-        }
+        return picked(
+            self,
+            "baseline_hash candidate_hash same only_in_baseline=only_baseline "
+            "only_in_candidate=only_candidate inputs_changed",
+        )
 
 
 def dataset_hash(cases: Cases) -> str:

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evaldelta._plain import picked
 from evaldelta.analysis.settings import Settings
 from evaldelta.pairing.pairwise import LOSS, TIE, WIN, classify_all, clean
 
@@ -121,11 +122,7 @@ class PairedMetric:
     def to_dict(self) -> dict[str, Any]:
         rel = self.relative
         return {
-            "name": self.name,
-            "unit": self.unit,
-            "cases": self.n,
-            "baseline_mean": _num(self.baseline_mean),
-            "candidate_mean": _num(self.candidate_mean),
+            **picked(self, "name unit cases=n ~baseline_mean ~candidate_mean", _num),
             "delta": self.delta.to_dict(),
             "relative_change": _num(rel),
         }
@@ -161,9 +158,7 @@ class ScorerFigures:
         return {
             "name": self.name,
             "delta": self.delta.to_dict(),
-            "improved": self.improved,
-            "regressed": self.regressed,
-            "unchanged": self.unchanged,
+            **picked(self, "improved regressed unchanged"),
         }
 
 
@@ -181,13 +176,9 @@ class CategoryMove:
         return self.candidate_rate - self.baseline_rate
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "category": self.category,
-            "cases": self.cases,
-            "baseline_pass_rate": _num(self.baseline_rate),
-            "candidate_pass_rate": _num(self.candidate_rate),
-            "change": _num(self.change),
-        }
+        spec = "category cases ~baseline_pass_rate=baseline_rate "
+        spec += "~candidate_pass_rate=candidate_rate ~change"
+        return picked(self, spec, _num)
 
 
 @dataclass(frozen=True, slots=True)

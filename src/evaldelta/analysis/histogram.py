@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from evaldelta._plain import picked
+
 __all__ = ["DELTA_BINS", "DeltaHistogram", "delta_histogram"]
 
 #: Bins of the delta histogram: odd, so that one bin is centred on zero (the ties).
@@ -36,13 +38,7 @@ class DeltaHistogram:
         return [(b - middle) * self.step for b in range(len(self.counts))]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "counts": list(self.counts),
-            "extent": self.extent,
-            "step": self.step,
-            "n": self.n,
-            "method": self.method,
-        }
+        return {"counts": list(self.counts), **picked(self, "extent step n method")}
 
 
 def delta_histogram(deltas: Iterable[float], bins: int = DELTA_BINS) -> DeltaHistogram:

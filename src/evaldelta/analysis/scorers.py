@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from evaldelta._plain import dicts, picked
 from evaldelta.analysis.settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.pairing.pairwise import TOLERANCE, clean
@@ -90,7 +91,7 @@ class CaseDiff:
     def to_dict(self) -> dict[str, Any]:
         return {
             "test_id": self.test_id,
-            "scorer_deltas": {name: d.to_dict() for name, d in self.scorer_deltas.items()},
+            "scorer_deltas": dicts(self.scorer_deltas),
         }
 
 
@@ -105,12 +106,7 @@ class ScorerSummary:
     unchanged_count: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "mean_delta": _figure(self.mean_delta),
-            "improved_count": self.improved_count,
-            "regressed_count": self.regressed_count,
-            "unchanged_count": self.unchanged_count,
-        }
+        return picked(self, "~mean_delta improved_count regressed_count unchanged_count", _figure)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +120,8 @@ class CostDelta:
     cost_delta_usd: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "latency_delta_ms": _figure(self.latency_delta_ms),
-            "token_in_delta": _figure(self.token_in_delta),
-            "token_out_delta": _figure(self.token_out_delta),
-            "cost_delta_usd": _figure(self.cost_delta_usd),
-        }
+        spec = "~latency_delta_ms ~token_in_delta ~token_out_delta ~cost_delta_usd"
+        return picked(self, spec, _figure)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +150,7 @@ class Regression:
     def to_dict(self) -> dict[str, Any]:
         return {
             "regressed": self.regressed,
-            "details": {name: d.to_dict() for name, d in self.details.items()},
+            "details": dicts(self.details),
         }
 
 
@@ -230,13 +222,10 @@ class RunComparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "tolerance": self.tolerance,
-            "regression_threshold": self.regression_threshold,
+            **picked(self, "baseline candidate tolerance regression_threshold"),
             "scorers": list(self.scorers),
             "case_diffs": [d.to_dict() for d in self.case_diffs],
-            "scorer_summaries": {n: s.to_dict() for n, s in self.scorer_summaries.items()},
+            "scorer_summaries": dicts(self.scorer_summaries),
             "cost_delta": self.cost_delta.to_dict(),
             "total_cases_compared": self.total_cases_compared,
             "regression": self.regression.to_dict(),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from evaldelta.errors import UsageError
 
-__all__ = ["DEFAULT_REGRESSION_THRESHOLD", "DEFAULT_TOLERANCE", "Settings"]
+__all__ = ["DEFAULT_REGRESSION_THRESHOLD", "DEFAULT_TOLERANCE", "CompareOptions", "Settings"]
 
 #: compare_runs' defaults (spec 004): a case within this of its baseline is unchanged...
 DEFAULT_TOLERANCE = 0.01
@@ -84,3 +84,15 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class CompareOptions(TypedDict, total=False):
+    """The keyword parameters of :func:`evaldelta.compare`, as :meth:`Run.compare
+    <evaldelta.model.Run.compare>` passes them on (see that function for each)."""
+
+    baseline_target: str | None
+    candidate_target: str | None
+    settings: Settings | None
+    allow_dataset_change: bool
+    sample: int | None
+    scorer: str | None

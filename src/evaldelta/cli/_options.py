@@ -9,6 +9,7 @@ from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
+    from evaldelta.analysis.settings import CompareOptions, Settings
     from evaldelta.model import Run
 
 
@@ -32,13 +33,41 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="compare on this scorer's scores instead of the overall score",
     )
-    p.add_argument(
-        "--store",
-        metavar="PATH",
-        help="run store in which RESULTS that are no file are looked up as run ids or names "
-        "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)",
-    )
+    add_reference_options(p)
+
+
+def add_reference_options(p: argparse.ArgumentParser) -> None:
+    """``--store`` for RESULTS given as run references, and ``--progress``."""
+    from evaldelta.cli._store import REFERENCE_STORE_HELP
+
+    p.add_argument("--store", metavar="PATH", help=REFERENCE_STORE_HELP)
     add_progress_option(p)
+
+
+def add_dataset_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--allow-dataset-change",
+        action="store_true",
+        help="compare the common cases of runs whose datasets differ (cases whose input "
+        "changed left out), with a warning instead of a refusal",
+    )
+
+
+def add_command(
+    commands: Any, name: str, about: tuple[str, str], epilog: str, **extra: Any
+) -> argparse.ArgumentParser:
+    """A subcommand: ``about`` is its one-line help and its description; ``epilog``
+    (examples) is shown as written."""
+    summary, description = about
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **extra,
+    )
+    return parser
 
 
 def add_statistics_options(p: argparse.ArgumentParser) -> None:
@@ -114,6 +143,18 @@ def add_output_options(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> 
         help="colour the table (auto: on a terminal, unless NO_COLOR is set)",
     )
     p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+
+def compare_options(args: argparse.Namespace, settings: Settings) -> CompareOptions:
+    """The keyword parameters of :func:`evaldelta.compare` the options ask for."""
+    return {
+        "baseline_target": args.baseline,
+        "candidate_target": args.candidate,
+        "settings": settings,
+        "allow_dataset_change": args.allow_dataset_change,
+        "sample": getattr(args, "sample", None),
+        "scorer": args.scorer,
+    }
 
 
 def settings_from(args: argparse.Namespace) -> Any:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from evaldelta.store import RunStore
 
 __all__ = [
+    "REFERENCE_STORE_HELP",
     "STORE_HELP",
     "open_store_of",
     "run_from_store_file",
@@ -24,6 +25,11 @@ __all__ = [
 ]
 
 STORE_HELP = "the run store (default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
+#: ``--store`` of the commands whose RESULTS may be run references.
+REFERENCE_STORE_HELP = (
+    "run store in which RESULTS that are no file are looked up as run ids or names "
+    "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
+)
 
 
 def store_path(args: argparse.Namespace) -> str:

@@ -15,9 +15,12 @@ from evaldelta.cli import (
     write_output,
 )
 from evaldelta.cli._options import (
+    add_command,
+    add_dataset_option,
     add_input_options,
     add_output_options,
     add_statistics_options,
+    compare_options,
     load_for,
     settings_from,
 )
@@ -26,6 +29,13 @@ from evaldelta.errors import UsageError
 if TYPE_CHECKING:
     from evaldelta.analysis.comparison import Comparison, MatrixComparison
     from evaldelta.model import Run
+
+#: The one-line help and the description of ``evaldelta compare``.
+ABOUT = (
+    "compare evaluation runs case by case, with statistics and a verdict",
+    "Compare evaluation runs case by case: deltas, wins, losses and ties, "
+    "confidence intervals, exact McNemar, and a verdict.",
+)
 
 HELP = """\
 modes:
@@ -50,16 +60,7 @@ REPORT_FORMATS = ("table", "json", "markdown", "html", "junit")
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser(
-        "compare",
-        help="compare evaluation runs case by case, with statistics and a verdict",
-        description=(
-            "Compare evaluation runs case by case: deltas, wins, losses and ties, "
-            "confidence intervals, exact McNemar, and a verdict."
-        ),
-        epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(commands, "compare", ABOUT, HELP)
     p.add_argument("results", nargs="*", metavar="RESULTS", help="one combined file, or two files")
     add_input_options(p)
     p.add_argument(
@@ -77,11 +78,7 @@ def add_parser(commands: Any) -> None:
         "confidence sequence: where a run stopped when settled would have stopped, and "
         "what it would have saved (JSON: the path of the sequence)",
     )
-    p.add_argument(
-        "--allow-dataset-change",
-        action="store_true",
-        help="leave out cases whose input changed between the runs (a warning either way)",
-    )
+    add_dataset_option(p)
     add_output_options(p, REPORT_FORMATS)
     p.set_defaults(run=run)
 
@@ -151,15 +148,7 @@ def run(args: argparse.Namespace) -> int:
         from evaldelta.api import compare
 
         runs = (load(files[0]), load(files[1]))
-        result = compare(
-            runs[0],
-            runs[1],
-            baseline_target=args.baseline,
-            candidate_target=args.candidate,
-            settings=settings,
-            scorer=args.scorer,
-            allow_dataset_change=args.allow_dataset_change,
-        )
+        result = compare(runs[0], runs[1], **compare_options(args, settings))
         shown = shown_runs(args, runs)
         del runs  # the records, unless the report shows them: free them before rendering
         return _emit(args, result, runs=shown)
@@ -172,15 +161,7 @@ def run(args: argparse.Namespace) -> int:
             )
         from evaldelta.api import compare
 
-        result = compare(
-            run_,
-            run_,
-            baseline_target=args.baseline,
-            candidate_target=args.candidate,
-            settings=settings,
-            scorer=args.scorer,
-            allow_dataset_change=args.allow_dataset_change,
-        )
+        result = compare(run_, run_, **compare_options(args, settings))
         shown = shown_runs(args, (run_,))
         del run_  # the records, unless the report shows them: free them before rendering
         return _emit(args, result, runs=shown)
@@ -204,7 +185,7 @@ def shown_runs(args: argparse.Namespace, runs: tuple[Run, ...]) -> tuple[Run, ..
 def _emit(
     args: argparse.Namespace, result: Comparison | MatrixComparison, *, runs: tuple[Run, ...]
 ) -> int:
-    from evaldelta.analysis.comparison import Comparison, MatrixComparison
+    from evaldelta.analysis.comparison import Comparison
 
     if isinstance(result, Comparison) and not result.test_ids:
         # Nothing to show: one line, not a report of nothing.
@@ -223,18 +204,22 @@ def _emit(
             sys.stdout.flush()
             return _exit_code(result)
     else:
-        from evaldelta.report.table import render_matrix_table, render_table
-
-        # Output to a file gets colour only when asked for explicitly.
-        color = use_color(args.color, None if args.output else sys.stdout)
-        unicode = args.output is not None or can_show("✓✗→─Δ")
-        text = (
-            render_matrix_table(result, color=color, unicode=unicode)
-            if isinstance(result, MatrixComparison)
-            else render_table(result, color=color, unicode=unicode)
-        )
+        text = table_text(args, result)
     write_output(text, args.output)
     return _exit_code(result)
+
+
+def table_text(args: argparse.Namespace, result: Comparison | MatrixComparison) -> str:
+    """The terminal table of ``result``: colour and Unicode marks where they show."""
+    from evaldelta.analysis.comparison import MatrixComparison
+    from evaldelta.report.table import render_matrix_table, render_table
+
+    # Output to a file gets colour only when asked for explicitly.
+    color = use_color(args.color, None if args.output else sys.stdout)
+    unicode = args.output is not None or can_show("✓✗→─Δ")
+    if isinstance(result, MatrixComparison):
+        return render_matrix_table(result, color=color, unicode=unicode)
+    return render_table(result, color=color, unicode=unicode)
 
 
 def _exit_code(result: Comparison | MatrixComparison) -> int:

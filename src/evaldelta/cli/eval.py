@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK
+from evaldelta.cli._options import add_command
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
@@ -24,6 +25,14 @@ if TYPE_CHECKING:
     from evaldelta.store import RunStore
 
 EXIT_INTERRUPTED = 130
+
+#: The one-line help and the description of ``evaldelta eval``.
+ABOUT = (
+    "run a suite (YAML): tests x targets x attempts, into the store",
+    "Run an eval suite: every test against every target, `attempts` "
+    "times, scored by its assertions (and an LLM judge), each attempt stored as "
+    "it finishes.",
+)
 
 HELP = """\
 examples:
@@ -43,16 +52,7 @@ Each target's run is stored as NAME/TARGET (NAME: --name, else the suite's name)
 
 def add_parser(commands: Any) -> None:
     for name, aliases in (("eval", ["run"]),):
-        p = commands.add_parser(
-            name,
-            aliases=aliases,
-            help="run a suite (YAML): tests x targets x attempts, into the store",
-            description="Run an eval suite: every test against every target, `attempts` "
-            "times, scored by its assertions (and an LLM judge), each attempt stored as "
-            "it finishes.",
-            epilog=HELP,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        p = add_command(commands, name, ABOUT, HELP, aliases=aliases)
         p.add_argument("suite", metavar="SUITE", help="the suite file (.yaml)")
         p.add_argument(
             "--targets",

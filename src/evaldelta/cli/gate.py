@@ -15,26 +15,26 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from evaldelta.cli import (
-    EXIT_CANNOT_JUDGE,
-    EXIT_OK,
-    EXIT_REGRESSION,
-    can_show,
-    use_color,
-    write_output,
+from evaldelta.cli import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSION, write_output
+from evaldelta.cli import _options as options
+from evaldelta.cli.compare import (
+    REPORT_FORMATS,
+    load_run,
+    render_report,
+    shown_runs,
+    table_text,
 )
-from evaldelta.cli._options import (
-    add_input_options,
-    add_output_options,
-    add_statistics_options,
-    settings_from,
-)
-from evaldelta.cli.compare import REPORT_FORMATS, load_run, render_report, shown_runs
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
     from evaldelta.analysis.comparison import Comparison, MatrixComparison
     from evaldelta.analysis.figures import ScorerFigures
+
+#: The one-line help and the description of ``evaldelta gate``.
+ABOUT = (
+    "pass or block a candidate in CI, from a comparison with a baseline",
+    "Compare a candidate with a baseline and exit 0 (pass), 1 (block) or 2 (cannot judge).",
+)
 
 HELP = """\
 exit codes:
@@ -57,14 +57,7 @@ examples:
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser(
-        "gate",
-        help="pass or block a candidate in CI, from a comparison with a baseline",
-        description="Compare a candidate with a baseline and exit 0 (pass), 1 (block) "
-        "or 2 (cannot judge).",
-        epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = options.add_command(commands, "gate", ABOUT, HELP)
     p.add_argument(
         "results",
         nargs="+",
@@ -72,8 +65,8 @@ def add_parser(commands: Any) -> None:
         help="BASELINE CANDIDATE files, or one combined file with --baseline (and "
         "--candidate for one target only)",
     )
-    add_input_options(p)
-    add_statistics_options(p)
+    options.add_input_options(p)
+    options.add_statistics_options(p)
     g = p.add_argument_group("gate")
     g.add_argument(
         "--block-inconclusive",
@@ -97,17 +90,13 @@ def add_parser(commands: Any) -> None:
         metavar="N",
         help="judge a fixed, seeded sample of N cases (the same ids in both runs)",
     )
-    g.add_argument(
-        "--allow-dataset-change",
-        action="store_true",
-        help="compare the common cases of runs whose datasets differ, instead of refusing",
-    )
+    options.add_dataset_option(g)
     g.add_argument(
         "--report",
         metavar="FILE",
         help="write the Markdown report to FILE (also appended to $GITHUB_STEP_SUMMARY)",
     )
-    add_output_options(p, REPORT_FORMATS)
+    options.add_output_options(p, REPORT_FORMATS)
     p.set_defaults(run=run)
 
 
@@ -128,19 +117,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--baseline and --candidate are both {args.baseline!r}")
     if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {args.min_pass_rate}")
-    settings = settings_from(args)
+    settings = options.settings_from(args)
     base = load_run(args, files[0])
     cand = base if len(files) == 1 else load_run(args, files[1])
-    result = compare(
-        base,
-        cand,
-        baseline_target=args.baseline,
-        candidate_target=args.candidate,
-        settings=settings,
-        allow_dataset_change=args.allow_dataset_change,
-        sample=args.sample,
-        scorer=args.scorer,
-    )
+    result = compare(base, cand, **options.compare_options(args, settings))
     code, decision = decide_gate(result, args)
     dropped = scorer_regressions(result) if code != EXIT_CANNOT_JUDGE else []
     runs = shown_runs(args, (base, cand))
@@ -156,12 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
         text = render_json(_with_gate(result, code, decision, dropped))
     else:
-        from evaldelta.report.table import render_table
-
-        color = use_color(args.color, None if args.output else sys.stdout)
-        text = render_table(
-            result, color=color, unicode=args.output is not None or can_show("✓✗→─Δ")
-        )
+        text = table_text(args, result)
     write_output(text, args.output)
 
     if args.report or os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -189,7 +164,7 @@ def _run_matrix(args: argparse.Namespace, path: str) -> int:
         )
     if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
         raise UsageError(f"--min-pass-rate must be between 0 and 1, got {args.min_pass_rate}")
-    settings = settings_from(args)
+    settings = options.settings_from(args)
     run_ = load_run(args, path)
     matrix = compare_matrix(run_, None, args.baseline, settings=settings, scorer=args.scorer)
     pairs = [p for p in matrix.pairwise if p.baseline == args.baseline]
@@ -230,15 +205,7 @@ def _run_matrix(args: argparse.Namespace, path: str) -> int:
         text = render_json(_MatrixGate(matrix, code, decision, decided))
     else:
         report = render_report(args, matrix, runs, gate=(code, decision))
-        if report is not None:
-            text = report
-        else:
-            from evaldelta.report.table import render_matrix_table
-
-            color = use_color(args.color, None if args.output else sys.stdout)
-            text = render_matrix_table(
-                matrix, color=color, unicode=args.output is not None or can_show("✓✗→─Δ")
-            )
+        text = report if report is not None else table_text(args, matrix)
     write_output(text, args.output)
     if args.report or os.environ.get("GITHUB_STEP_SUMMARY"):
         _summarise(render_matrix_gate_markdown(matrix, rows, (code, decision)), args)

@@ -7,8 +7,15 @@ import math
 from typing import Any
 
 from evaldelta.cli import EXIT_OK, write_output
-from evaldelta.cli._progress import add_progress_option
+from evaldelta.cli._options import add_command, add_reference_options
 from evaldelta.errors import UsageError
+
+#: The one-line help and the description of ``evaldelta power``.
+ABOUT = (
+    "cases needed to detect a change, or the smallest change some cases can detect",
+    "Power analysis for paired comparisons: cases needed to detect an "
+    "effect, or the minimum detectable effect for a number of cases.",
+)
 
 HELP = """\
 examples:
@@ -22,25 +29,12 @@ EFFECTS = (0.01, 0.02, 0.03, 0.05, 0.10)
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser(
-        "power",
-        help="cases needed to detect a change, or the smallest change some cases can detect",
-        description="Power analysis for paired comparisons: cases needed to detect an "
-        "effect, or the minimum detectable effect for a number of cases.",
-        epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(commands, "power", ABOUT, HELP)
     p.add_argument("results", nargs="*", metavar="RESULTS", help="BASELINE CANDIDATE (optional)")
     p.add_argument("-b", "--baseline", metavar="TARGET", help="target of the baseline run")
     p.add_argument("-c", "--candidate", metavar="TARGET", help="target of the candidate run")
     p.add_argument("--input-format", metavar="NAME", help="force the input format (jsonl)")
-    p.add_argument(
-        "--store",
-        metavar="PATH",
-        help="run store in which RESULTS that are no file are looked up as run ids or names "
-        "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)",
-    )
-    add_progress_option(p)
+    add_reference_options(p)
     p.add_argument("--baseline-rate", type=float, metavar="P", help="baseline pass rate, 0-1")
     p.add_argument(
         "--effect",

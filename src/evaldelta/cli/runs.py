@@ -8,12 +8,19 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli import EXIT_OK, write_output
+from evaldelta.cli._options import add_command
 from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.cli._store import STORE_HELP, open_store_of, store_path
 from evaldelta.errors import InputError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from evaldelta.store import StoredRun
+
+#: The one-line help and the description of ``evaldelta runs``.
+ABOUT = (
+    "keep runs in a store: import, list, show, export, rename, rm",
+    "Keep evaluation runs in a store (an SQLite file), to compare them later by id or by name.",
+)
 
 HELP = """\
 a run is referred to by its id (3) or its name (the latest run of that name); compare,
@@ -30,14 +37,7 @@ the store is .evaldelta/runs.db in the current folder, or --store PATH, or $EVAL
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser(
-        "runs",
-        help="keep runs in a store: import, list, show, export, rename, rm",
-        description="Keep evaluation runs in a store (an SQLite file), to compare them "
-        "later by id or by name.",
-        epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(commands, "runs", ABOUT, HELP)
     sub = p.add_subparsers(dest="runs_command", metavar="COMMAND", parser_class=type(p))
     p.set_defaults(run=_no_command)
 

@@ -7,7 +7,15 @@ import sys
 from typing import Any
 
 from evaldelta.cli import EXIT_OK
+from evaldelta.cli._options import add_command
 from evaldelta.errors import UsageError
+
+#: The one-line help and the description of ``evaldelta serve``.
+ABOUT = (
+    "browse stored runs in a local web dashboard; tick two, press Compare",
+    "Serve a local, read-only web dashboard over the run store: list the "
+    "runs, look at one, compare those ticked.",
+)
 
 HELP = """\
 the runs page lists every stored run (filter, sort, pages of 50); tick two or more and
@@ -25,14 +33,7 @@ says otherwise: the store holds prompts and outputs.
 def add_parser(commands: Any) -> None:
     from evaldelta.cli._store import STORE_HELP
 
-    p = commands.add_parser(
-        "serve",
-        help="browse stored runs in a local web dashboard; tick two, press Compare",
-        description="Serve a local, read-only web dashboard over the run store: list the "
-        "runs, look at one, compare those ticked.",
-        epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(commands, "serve", ABOUT, HELP)
     p.add_argument("--store", metavar="PATH", help=STORE_HELP)
     p.add_argument(
         "--host",

@@ -62,6 +62,8 @@ NAME = "deepeval"
 
 
 class _Metric(msgspec.Struct, gc=False):
+    """One entry of a test case's ``metricsData``: a metric's score and outcome."""
+
     name: str | None = None
     score: float | None = None
     success: bool | None = None

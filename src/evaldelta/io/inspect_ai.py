@@ -134,11 +134,15 @@ class _SampleWithText(_Sample, gc=False):
 
 
 class _Dataset(msgspec.Struct, gc=False):
+    """``eval.dataset``: the dataset's name and where it was read from."""
+
     name: str | None = None
     location: str | None = None
 
 
 class _Spec(msgspec.Struct, gc=False):
+    """``eval`` of a log's header: model, task, dataset and their arguments."""
+
     model: str | None = None
     task: str | None = None
     task_version: Any = None
@@ -156,11 +160,15 @@ class _Step(msgspec.Struct, gc=False):
 
 
 class _Plan(msgspec.Struct, gc=False):
+    """``plan``: the solver steps and the generation config the task ran with."""
+
     steps: list[_Step] | None = None
     config: dict[str, Any] | None = None
 
 
 class _Stats(msgspec.Struct, gc=False):
+    """``stats``: when the eval started and completed."""
+
     started_at: str | None = None
     completed_at: str | None = None
 

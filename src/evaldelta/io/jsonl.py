@@ -72,6 +72,8 @@ _MAX_PLAIN_MISSES = 3
 
 
 class _TokenUsage(msgspec.Struct, gc=False):
+    """``token_usage`` of a record (or of its trace), in agentv's or the OpenAI names."""
+
     input: float | None = None
     output: float | None = None
     input_tokens: float | None = None
@@ -87,6 +89,8 @@ class _TokenUsage(msgspec.Struct, gc=False):
 
 
 class _Trace(msgspec.Struct, gc=False):
+    """``trace`` of a record: where agentv puts duration, token usage and cost."""
+
     duration_ms: float | None = None
     latency_ms: float | None = None
     token_usage: _TokenUsage | None = None
@@ -94,6 +98,8 @@ class _Trace(msgspec.Struct, gc=False):
 
 
 class _Scorer(msgspec.Struct, gc=False):
+    """One entry of a record's ``scores`` list: a scorer's name and score."""
+
     name: str | None = None
     score: float | None = None
 
@@ -451,22 +457,16 @@ def _chunk_columns(
         [r.token_usage for r in recs], *((from_trace("token_usage"),) if has_trace else ())
     )
     no_usage = usage.count(None) == n
-    input_tokens = (
-        fill(
-            [r.input_tokens for r in recs],
-            lambda: [u.tokens_in() if u is not None else None for u in usage],
-        )
-        if not no_usage
-        else [r.input_tokens for r in recs]
-    )
-    output_tokens = (
-        fill(
-            [r.output_tokens for r in recs],
-            lambda: [u.tokens_out() if u is not None else None for u in usage],
-        )
-        if not no_usage
-        else [r.output_tokens for r in recs]
-    )
+
+    def tokens(attr: str, of_usage: str) -> list[Any]:
+        """The records' own counts, else their ``token_usage``'s (or their trace's)."""
+        own = [getattr(r, attr) for r in recs]
+        if no_usage:
+            return own
+        return fill(own, lambda: [getattr(u, of_usage)() if u is not None else None for u in usage])
+
+    input_tokens = tokens("input_tokens", "tokens_in")
+    output_tokens = tokens("output_tokens", "tokens_out")
     cost = fill([r.cost_usd for r in recs], *((from_trace("cost_usd"),) if has_trace else ()))
 
     tags: dict[int, tuple[str, ...]] = {}

@@ -74,6 +74,8 @@ NAME = "openai-evals"
 
 
 class _Usage(msgspec.Struct, gc=False):
+    """Token counts of a sample, in the Chat Completions or the Responses API's names."""
+
     prompt_tokens: float | None = None
     completion_tokens: float | None = None
     input_tokens: float | None = None
@@ -95,12 +97,16 @@ class _EvalSpec(msgspec.Struct, gc=False):
 
 
 class _RunConfig(msgspec.Struct, gc=False):
+    """``run_config`` of a log's spec line: the eval's class, seed and sample cap."""
+
     eval_spec: _EvalSpec | None = None
     seed: int | None = None
     max_samples: int | None = None
 
 
 class _Spec(msgspec.Struct, gc=False):
+    """The ``spec`` line of an evals log: run id, completion functions, eval name."""
+
     run_id: str | None = None
     completion_fns: list[str] | None = None
     eval_name: str | None = None
@@ -141,18 +147,24 @@ class _Error(msgspec.Struct, gc=False):
 
 
 class _Result(msgspec.Struct, gc=False):
+    """One grader's result on an item of an Evals API run."""
+
     name: str | None = None
     score: float | None = None
     passed: bool | None = None
 
 
 class _SampleError(msgspec.Struct, gc=False):
+    """An item's ``sample.error``: a failed call (counted as infrastructure)."""
+
     code: str | None = None
     type: str | None = None
     message: str | None = None
 
 
 class _Sample(msgspec.Struct, gc=False):
+    """An item's ``sample``: the model's answer, its usage and generation settings."""
+
     model: str | None = None
     sampled_model_name: str | None = None
     usage: _Usage | None = None

@@ -91,16 +91,22 @@ class _Prompt(msgspec.Struct, gc=False):
 
 
 class _Assertion(msgspec.Struct, gc=False):
+    """The assertion a component result grades: its type and named metric."""
+
     type: str | None = None
     metric: str | None = None
 
 
 class _Component(msgspec.Struct, gc=False):
+    """One assertion's result inside ``gradingResult.componentResults``."""
+
     score: float | None = None
     assertion: _Assertion | None = None
 
 
 class _Grading(msgspec.Struct, gc=False):
+    """``gradingResult`` of a row: the per-assertion results scorers come from."""
+
     componentResults: list[_Component] | None = None  # noqa: N815
 
 

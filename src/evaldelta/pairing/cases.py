@@ -10,8 +10,8 @@ every figure and only counted: they say nothing about the agent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import InputError
 from evaldelta.model import Run
@@ -48,23 +48,10 @@ def seeded_order(test_ids: Sequence[str], seed: int) -> list[str]:
     return order
 
 
-@dataclass(frozen=True, slots=True)
-class Cases:
-    """The cases of one target, by column, in order of first appearance.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _CaseColumns:
+    """The columns :class:`Cases` and :class:`CaseMatrix` share (see :class:`Cases`)."""
 
-    Per case: ``score`` mean over the attempts that ran (infrastructure failures left
-    out; NaN when none ran); ``attempts`` all records; ``valid`` those that ran;
-    ``errors`` records with an error (infrastructure ones included); ``infra`` the
-    infrastructure failures; ``passes`` passing attempts among ``valid``; latency
-    (excluding waits), cost and tokens as means over the attempts that report them
-    (NaN when none does); ``safety`` whether any attempt had a safety failure;
-    ``first_record`` the index in the run of the case's first record; ``scorers``
-    per-scorer means.
-    """
-
-    label: str
-    source: str
-    target: str | None
     test_ids: list[str]
     score: FloatArray
     attempts: IntArray
@@ -80,6 +67,39 @@ class Cases:
     input_hash: IntArray
     first_record: IntArray
     scorers: dict[str, FloatArray] = field(default_factory=dict)
+
+    def _picked(self, rows: IntArray, column: int | None = None) -> dict[str, Any]:
+        """Every column at ``rows`` (of target ``column`` in a matrix), by field name."""
+        index: Any = rows if column is None else (rows, column)
+        out: dict[str, Any] = {"test_ids": list(map(self.test_ids.__getitem__, rows.tolist()))}
+        for name in ARRAYS:
+            out[name] = getattr(self, name)[index]
+        out["scorers"] = {k: v[index] for k, v in self.scorers.items()}
+        return out
+
+
+#: The per-case arrays of :class:`Cases` and :class:`CaseMatrix` (one entry per case, or
+#: per case and target), in the order they are declared.
+ARRAYS = tuple(f.name for f in fields(_CaseColumns) if f.name not in ("test_ids", "scorers"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cases(_CaseColumns):
+    """The cases of one target, by column, in order of first appearance.
+
+    Per case: ``score`` mean over the attempts that ran (infrastructure failures left
+    out; NaN when none ran); ``attempts`` all records; ``valid`` those that ran;
+    ``errors`` records with an error (infrastructure ones included); ``infra`` the
+    infrastructure failures; ``passes`` passing attempts among ``valid``; latency
+    (excluding waits), cost and tokens as means over the attempts that report them
+    (NaN when none does); ``safety`` whether any attempt had a safety failure;
+    ``first_record`` the index in the run of the case's first record; ``scorers``
+    per-scorer means.
+    """
+
+    label: str
+    source: str
+    target: str | None
 
     def __len__(self) -> int:
         return len(self.test_ids)
@@ -106,26 +126,12 @@ class Cases:
             label=self.label,
             source=self.source,
             target=self.target,
-            test_ids=list(map(self.test_ids.__getitem__, rows.tolist())),
-            score=self.score[rows],
-            attempts=self.attempts[rows],
-            errors=self.errors[rows],
-            valid=self.valid[rows],
-            infra=self.infra[rows],
-            passes=self.passes[rows],
-            latency_ms=self.latency_ms[rows],
-            cost_usd=self.cost_usd[rows],
-            input_tokens=self.input_tokens[rows],
-            output_tokens=self.output_tokens[rows],
-            safety=self.safety[rows],
-            input_hash=self.input_hash[rows],
-            first_record=self.first_record[rows],
-            scorers={k: v[rows] for k, v in self.scorers.items()},
+            **self._picked(rows),
         )
 
 
-@dataclass(frozen=True, slots=True)
-class CaseMatrix:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseMatrix(_CaseColumns):
     """Cases of several targets side by side: rows = test ids, columns = targets.
 
     Every array is ``rows x targets`` with the meaning it has in :class:`Cases`;
@@ -134,21 +140,6 @@ class CaseMatrix:
 
     source: str
     targets: list[str | None]
-    test_ids: list[str]
-    score: FloatArray
-    attempts: IntArray
-    errors: IntArray
-    valid: IntArray
-    infra: IntArray
-    passes: IntArray
-    latency_ms: FloatArray
-    cost_usd: FloatArray
-    input_tokens: FloatArray
-    output_tokens: FloatArray
-    safety: BoolArray
-    input_hash: IntArray
-    first_record: IntArray
-    scorers: dict[str, FloatArray]
 
     @property
     def present(self) -> BoolArray:
@@ -166,21 +157,7 @@ class CaseMatrix:
             label=label if label is not None else (target or self.source),
             source=self.source,
             target=target,
-            test_ids=list(map(self.test_ids.__getitem__, rows.tolist())),
-            score=self.score[rows, j],
-            attempts=self.attempts[rows, j],
-            errors=self.errors[rows, j],
-            valid=self.valid[rows, j],
-            infra=self.infra[rows, j],
-            passes=self.passes[rows, j],
-            latency_ms=self.latency_ms[rows, j],
-            cost_usd=self.cost_usd[rows, j],
-            input_tokens=self.input_tokens[rows, j],
-            output_tokens=self.output_tokens[rows, j],
-            safety=self.safety[rows, j],
-            input_hash=self.input_hash[rows, j],
-            first_record=self.first_record[rows, j],
-            scorers={k: v[rows, j] for k, v in self.scorers.items()},
+            **self._picked(rows, j),
         )
 
 

@@ -9,6 +9,7 @@ at a threshold of 0.1 although it computes to 0.0999999...
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
@@ -196,19 +197,24 @@ class Pairing:
         """The matched cases as objects, in the baseline's order."""
         return [
             MatchedCase(tid, s1, s2, d, _OUTCOME_NAMES[o], a1, a2, e1, e2)
-            for tid, s1, s2, d, o, a1, a2, e1, e2 in zip(
-                self.test_ids,
-                self.score1.tolist(),
-                self.score2.tolist(),
-                self.delta.tolist(),
-                self.outcome.tolist(),
-                self.attempts1.tolist(),
-                self.attempts2.tolist(),
-                self.errors1.tolist(),
-                self.errors2.tolist(),
-                strict=True,
-            )
+            for tid, s1, s2, d, o, a1, a2, e1, e2 in self._case_rows(list)
         ]
+
+    def _case_rows(self, scores: Callable[[list[float]], list[Any]]) -> Iterator[tuple[Any, ...]]:
+        """(test id, score1, score2, delta, outcome code, attempts1, attempts2, errors1,
+        errors2) of each matched case; ``scores`` maps each column of floats first."""
+        return zip(
+            self.test_ids,
+            scores(self.score1.tolist()),
+            scores(self.score2.tolist()),
+            scores(self.delta.tolist()),
+            self.outcome.tolist(),
+            self.attempts1.tolist(),
+            self.attempts2.tolist(),
+            self.errors1.tolist(),
+            self.errors2.tolist(),
+            strict=True,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data in the documented JSON shape (snake_case, the specs' field names)."""
@@ -231,18 +237,7 @@ class Pairing:
                     "errors1": e1,
                     "errors2": e2,
                 }
-                for tid, s1, s2, d, o, a1, a2, e1, e2 in zip(
-                    self.test_ids,
-                    clean_all(self.score1.tolist()),
-                    clean_all(self.score2.tolist()),
-                    clean_all(self.delta.tolist()),
-                    self.outcome.tolist(),
-                    self.attempts1.tolist(),
-                    self.attempts2.tolist(),
-                    self.errors1.tolist(),
-                    self.errors2.tolist(),
-                    strict=True,
-                )
+                for tid, s1, s2, d, o, a1, a2, e1, e2 in self._case_rows(clean_all)
             ],
             "unmatched": {
                 "file1": len(self.unmatched_baseline),

@@ -586,6 +586,16 @@ def _main(result: Pairwise | Matrix, payload: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def script_policy(script: str, rest: str) -> str:
+    """A Content Security Policy under which only ``script`` (by its sha256) runs,
+    nothing is fetched and styles are inline, followed by ``rest``."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    return (
+        f"default-src 'none'; script-src 'sha256-{digest}'; "
+        f"style-src 'unsafe-inline'; img-src data:; base-uri 'none'; {rest}"
+    )
+
+
 def render_html(
     result: Pairwise | Matrix,
     *,
@@ -623,13 +633,7 @@ def render_html(
     )
     heading = title or "evaldelta report"
     script = report_script()
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
-    csp = (
-        "default-src 'none'; "
-        f"script-src 'sha256-{digest}'; "
-        "style-src 'unsafe-inline'; img-src data:; "
-        "base-uri 'none'; form-action 'none'"
-    )
+    csp = script_policy(script, "form-action 'none'")
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

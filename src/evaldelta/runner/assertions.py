@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evaldelta._plain import picked
 from evaldelta.errors import UsageError
 from evaldelta.runner.spec import (
     ASSERTION_TYPES,
@@ -80,14 +81,7 @@ class AssertionResult:
     required: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "score": self.score,
-            "passed": self.passed,
-            "reason": self.reason,
-            "weight": self.weight,
-            "required": self.required,
-        }
+        return picked(self, "metric score passed reason weight required")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +134,7 @@ class Scored:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "score": self.score,
-            "passed": self.passed,
+            **picked(self, "score passed"),
             "scores": dict(self.scores),
             "reasons": list(self.reasons),
         }

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from random import Random
 from typing import TYPE_CHECKING, Any
 
+from evaldelta._plain import picked
 from evaldelta.errors import TargetError, UsageError
 from evaldelta.pairing.cases import seeded_order
 from evaldelta.runner.sequential import Against, Sequencer
@@ -31,7 +32,7 @@ from evaldelta.runner.spec import InfraFailure, Reply, Suite, TargetSpec, TaskFa
 from evaldelta.store.runstore import latest_attempts
 
 if TYPE_CHECKING:
-    from evaldelta.runner.targets import Target
+    from evaldelta.runner.targets import Calling, Target
     from evaldelta.store import RunStore, StoredRun
 
 __all__ = [
@@ -164,17 +165,11 @@ class TargetTotals:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "target": self.target,
-            "run_id": self.run_id,
-            "attempts": self.total,
-            "done": self.done,
-            "kept_from_earlier": self.already,
-            "task_failures": self.task_failures,
-            "infra_failures": self.infra_failures,
-            "passed": self.passed,
-            "mean_score": self.mean_score,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
+            **picked(
+                self,
+                "target run_id attempts=total done kept_from_earlier=already task_failures "
+                "infra_failures passed mean_score input_tokens output_tokens",
+            ),
             "cost_usd": self.cost_usd if self.cost_known else None,
             "stopped": self.stopped,
         }
@@ -405,7 +400,7 @@ async def run_suite(
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from evaldelta.runner.targets import build_target
+    from evaldelta.runner.targets import Calling, build_target
 
     if max_cost_usd is not None and not max_cost_usd >= 0:
         raise UsageError(f"--max-cost must be a number of dollars >= 0, got {max_cost_usd}")
@@ -433,20 +428,13 @@ async def run_suite(
     # function or command is named at once and leaves no empty run behind.
     targets: dict[str, Target] = {}
     judge_usage = _Usage()
+    calling = Calling(suite.base_dir, suite.timeout_s, suite.retries, rng, sleep, env)
     try:
         for spec in plan.targets:
-            targets[spec.name] = build_target(
-                spec,
-                base_dir=suite.base_dir,
-                timeout_s=suite.timeout_s,
-                retries=suite.retries,
-                rng=rng,
-                sleep=sleep,
-                env=env,
-            )
+            targets[spec.name] = build_target(spec, calling)
         grader = None
         if plan.judge is not None:
-            grader = _make_judge(plan, rng, sleep, env, judge_usage)
+            grader = _make_judge(plan, calling, judge_usage)
 
         # The stored runs: new ones, or the latest of each name when resuming.
         run_ids: dict[str, int] = {}
@@ -692,27 +680,12 @@ class _Usage:
             await self.client.aclose()
 
 
-def _make_judge(
-    plan: Plan,
-    rng: Random,
-    sleep: Callable[[float], Any],
-    env: Mapping[str, str] | None,
-    usage: _Usage,
-) -> Any:
+def _make_judge(plan: Plan, calling: Calling, usage: _Usage) -> Any:
     from evaldelta.runner.judge import LLMJudge
     from evaldelta.runner.targets import build_target
 
     assert plan.judge is not None
-    suite = plan.suite
-    client: Any = build_target(
-        plan.judge,
-        base_dir=suite.base_dir,
-        timeout_s=suite.timeout_s,
-        retries=suite.retries,
-        rng=rng,
-        sleep=sleep,
-        env=env,
-    )
+    client: Any = build_target(plan.judge, calling)
     usage.client = client
 
     async def chat(messages: list[dict[str, Any]]) -> Reply:

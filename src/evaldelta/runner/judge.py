@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaldelta._plain import picked
 from evaldelta.runner.assertions import Attempt, output_text
 from evaldelta.runner.spec import InfraFailure, Reply
 
@@ -69,15 +70,7 @@ class JudgeVerdict:
     cost_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "score": self.score,
-            "passed": self.passed,
-            "reason": self.reason,
-            "calls": self.calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
-        }
+        return picked(self, "score passed reason calls input_tokens output_tokens cost_usd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +87,7 @@ class JudgeUsage:
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
-        }
+        return picked(self, "calls input_tokens output_tokens cost_usd")
 
 
 class LLMJudge:

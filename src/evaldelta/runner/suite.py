@@ -21,7 +21,7 @@ import os
 import re
 import shlex
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -449,12 +449,18 @@ def _target_defs(entries: Any, path: str, folder: Path, what: str) -> dict[str, 
     return defs
 
 
-def _target_type(m: Mapping[Any, Any], path: str, name: str) -> TargetType:
-    if "type" in m and "provider" in m:
-        raise Where(path, _key_line(m, "provider")).error(
-            f'target "{name}" gives both `type` and `provider`; keep `type`'
+def _one_of(m: Mapping[Any, Any], path: str, what: str, keep: str, alias: str) -> str:
+    """``keep`` or its alias ``alias``, whichever ``m`` gives (``keep`` when neither);
+    both given is an error at the alias, saying to keep ``keep``."""
+    if keep in m and alias in m:
+        raise Where(path, _key_line(m, alias)).error(
+            f"{what} gives both `{keep}` and `{alias}`; keep `{keep}`"
         )
-    key = "type" if "type" in m else "provider"
+    return alias if alias in m else keep
+
+
+def _target_type(m: Mapping[Any, Any], path: str, name: str) -> TargetType:
+    key = _one_of(m, path, f'target "{name}"', "type", "provider")
     if key not in m:
         raise Where(path, _line_of(m)).error(
             f'target "{name}" needs `type:` (one of {", ".join(TARGET_TYPES)}); '
@@ -495,11 +501,7 @@ def _build_target(d: _TargetDef, env: Mapping[str, str]) -> TargetSpec:
             m["judge_target"], at("judge_target"), "judge_target", "judge_target: gpt-4.1"
         )
     if kind == "openai":
-        if "base_url" in m and "endpoint" in m:
-            raise at("endpoint").error(
-                f'target "{name}" gives both `base_url` and `endpoint`; keep `base_url`'
-            )
-        url_key = "endpoint" if "endpoint" in m else "base_url"
+        url_key = _one_of(m, path, f'target "{name}"', "base_url", "endpoint")
         if url_key not in m:
             raise Where(path, _line_of(m)).error(
                 f'openai target "{name}" needs `base_url:`; write e.g. '
@@ -646,16 +648,25 @@ def _assertions(value: Any, path: str, line: int | None, key: str) -> list[Asser
     return [_assertion(item, path, _item_line(value, i, line)) for i, item in enumerate(value)]
 
 
-def _assertion(m: Any, path: str, line: int | None) -> AssertionSpec:
+def _places(
+    m: Any, path: str, line: int | None, what: str, example: str
+) -> tuple[Where, Callable[[str], Where]]:
+    """Refuse ``m`` unless it is a mapping (``each {what}``); else where it stands and
+    a function giving where each of its keys' values stands."""
     if not isinstance(m, Mapping):
-        raise Where(path, line).error(
-            f"each assertion is a mapping with `type:`, got {_shown(m)}; write e.g. "
-            '{type: contains, value: "hello"}'
-        )
+        raise Where(path, line).error(f"each {what}, got {_shown(m)}; write e.g. {example}")
     where = Where(path, _line_of(m) or line)
 
     def at(key: str) -> Where:
         return Where(path, _value_line(m, key) or where.line)
+
+    return where, at
+
+
+def _assertion(m: Any, path: str, line: int | None) -> AssertionSpec:
+    where, at = _places(
+        m, path, line, "assertion is a mapping with `type:`", '{type: contains, value: "hello"}'
+    )
 
     if "type" not in m:
         raise where.error(
@@ -850,15 +861,13 @@ def _name_metrics(assertions: Sequence[AssertionSpec], path: str) -> tuple[Asser
 
 
 def _test(m: Any, path: str, line: int | None, shared: Sequence[AssertionSpec]) -> TestCase:
-    if not isinstance(m, Mapping):
-        raise Where(path, line).error(
-            f"each test is a mapping with `id:` and `input:`, got {_shown(m)}; write e.g. "
-            '{id: greeting, input: "Say hello"}'
-        )
-    where = Where(path, _line_of(m) or line)
-
-    def at(key: str) -> Where:
-        return Where(path, _value_line(m, key) or where.line)
+    where, at = _places(
+        m,
+        path,
+        line,
+        "test is a mapping with `id:` and `input:`",
+        '{id: greeting, input: "Say hello"}',
+    )
 
     _check_keys(m, TEST_KEYS, path, "a test")
     if "id" not in m:

@@ -23,7 +23,7 @@ import math
 import shlex
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from random import Random
@@ -78,19 +78,11 @@ class Target(Protocol):
         ...
 
 
-def build_target(
-    spec: TargetSpec,
-    *,
-    base_dir: Path,
-    timeout_s: float,
-    retries: RetryPolicy,
-    rng: Random,
-    sleep: Sleep = asyncio.sleep,
-    env: Mapping[str, str] | None = None,
-) -> Target:
-    """The target ``spec`` defines, ready to call.
+@dataclass(frozen=True, slots=True)
+class Calling:
+    """How a target is called, the same for every target of a suite.
 
-    Args:
+    Attributes:
         base_dir: the suite's folder: ``module:function`` imports and a command's
             default ``cwd`` are relative to it.
         timeout_s: the longest one call may take (a target's ``timeout_s`` setting
@@ -100,26 +92,32 @@ def build_target(
         sleep: how to wait between retries (tests pass a fake one).
         env: the environment a command target runs in (the caller's copy of it);
             ``None`` lets the command inherit this process's.
+    """
+
+    base_dir: Path
+    timeout_s: float
+    retries: RetryPolicy
+    rng: Random
+    sleep: Sleep = asyncio.sleep
+    env: Mapping[str, str] | None = None
+
+
+def build_target(spec: TargetSpec, calling: Calling) -> Target:
+    """The target ``spec`` defines, ready to call as ``calling`` says.
 
     Raises:
         TargetError: a spec that names no function or command.
         ParseError: a ``module:function`` that cannot be imported (at its line).
     """
-    timeout = _timeout(spec, timeout_s)
+    c = replace(calling, timeout_s=_timeout(spec, calling.timeout_s))
     if spec.type == "openai":
-        return OpenAITarget(spec, timeout_s=timeout, retries=retries, rng=rng, sleep=sleep)
-    if spec.type == "python":
-        return PythonTarget(spec, base_dir=base_dir, timeout_s=timeout)
-    if spec.type == "command":
-        return CommandTarget(
-            spec,
-            base_dir=base_dir,
-            timeout_s=timeout,
-            retries=retries,
-            rng=rng,
-            sleep=sleep,
-            env=env,
+        return OpenAITarget(
+            spec, timeout_s=c.timeout_s, retries=c.retries, rng=c.rng, sleep=c.sleep
         )
+    if spec.type == "python":
+        return PythonTarget(spec, base_dir=c.base_dir, timeout_s=c.timeout_s)
+    if spec.type == "command":
+        return CommandTarget(spec, c)
     raise TargetError(
         spec.name,
         f'target "{spec.name}": unknown type {spec.type!r}; use openai, python or command',
@@ -633,22 +631,13 @@ class CommandTarget:
     ``attempt``), answers on stdout (text, or JSON with ``output``). Exit code 75 asks
     for a retry; any other non-zero exit is the task's failure."""
 
-    def __init__(
-        self,
-        spec: TargetSpec,
-        *,
-        base_dir: Path,
-        timeout_s: float,
-        retries: RetryPolicy,
-        rng: Random,
-        sleep: Sleep = asyncio.sleep,
-        env: Mapping[str, str] | None = None,
-    ) -> None:
+    def __init__(self, spec: TargetSpec, calling: Calling) -> None:
         self.name = spec.name
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.rng = rng
-        self.sleep = sleep
+        self.timeout_s = calling.timeout_s
+        self.retries = calling.retries
+        self.rng = calling.rng
+        self.sleep = calling.sleep
+        base_dir, env = calling.base_dir, calling.env
         command = spec.settings.get("command")
         if isinstance(command, str):
             command = shlex.split(command)

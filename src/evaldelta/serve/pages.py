@@ -9,8 +9,6 @@ page is the HTML report's (:func:`evaldelta.report.html.render_html`), not drawn
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import json
 import re
@@ -19,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from evaldelta.report._text import ms, usd
+from evaldelta.report.html import script_policy
 from evaldelta.serve.summary import COLUMNS, SUMMARY_COLUMNS, RunRow
 from evaldelta.serve.views import AttemptView, CaseView, RunsView, RunView
 
@@ -216,15 +215,9 @@ RUNS_SCRIPT = """(() => {
 })();
 """
 
-_DIGEST = base64.b64encode(hashlib.sha256(RUNS_SCRIPT.encode("utf-8")).digest()).decode()
 #: The Content Security Policy of the dashboard's own pages: only the runs page's
 #: script runs, nothing is fetched, forms go to the dashboard only, no framing.
-CSP = (
-    "default-src 'none'; "
-    f"script-src 'sha256-{_DIGEST}'; "
-    "style-src 'unsafe-inline'; img-src data:; "
-    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
+CSP = script_policy(RUNS_SCRIPT, "form-action 'self'; frame-ancestors 'none'")
 
 
 def _layout(title: str, body: str, *, store: str = "", script: str | None = None) -> str:

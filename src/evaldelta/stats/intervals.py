@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evaldelta._plain import picked
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
@@ -82,17 +83,9 @@ class Interval:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: floats to 12 decimals, NaN as ``None``."""
-        return {
-            "estimate": clean_float(self.estimate),
-            "ci_low": clean_float(self.ci_low),
-            "ci_high": clean_float(self.ci_high),
-            "level": clean_float(self.level),
-            "method": self.method,
-            "n": self.n,
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "units": self.units,
-        }
+        return picked(
+            self, "~estimate ~ci_low ~ci_high ~level method n resamples seed units", clean_float
+        )
 
 
 def z_value(level: float) -> float:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from evaldelta._plain import picked
 from evaldelta.stats.intervals import clean_float, whole_number
 
 __all__ = ["McNemarResult", "mcnemar_exact"]
@@ -37,12 +38,7 @@ class McNemarResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON (p-value to 12 decimals)."""
-        return {
-            "improved": self.improved,
-            "regressed": self.regressed,
-            "pvalue": clean_float(self.pvalue),
-            "method": self.method,
-        }
+        return picked(self, "improved regressed ~pvalue method", clean_float)
 
 
 def mcnemar_exact(regressed: int, improved: int) -> McNemarResult:

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evaldelta._plain import picked
 from evaldelta.errors import UsageError
 from evaldelta.stats.intervals import (
     as_values,
@@ -72,17 +73,8 @@ class PowerResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: floats to 12 decimals, NaN as ``None``."""
-        return {
-            "cases": self.cases,
-            "effect": clean_float(self.effect),
-            "alpha": clean_float(self.alpha),
-            "power": clean_float(self.power),
-            "baseline_rate": clean_float(self.baseline_rate),
-            "correlation": clean_float(self.correlation),
-            "attempts": self.attempts,
-            "omega2": clean_float(self.omega2),
-            "method": self.method,
-        }
+        spec = "cases ~effect ~alpha ~power ~baseline_rate ~correlation attempts ~omega2 method"
+        return picked(self, spec, clean_float)
 
 
 def _check_rate(name: str, value: float) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evaldelta._plain import picked
 from evaldelta.stats.intervals import as_values, clean_float
 
 __all__ = ["SignFlipResult", "sign_flip_test"]
@@ -29,13 +30,7 @@ class SignFlipResult:
     seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "pvalue": clean_float(self.pvalue),
-            "n": self.n,
-            "method": self.method,
-            "resamples": self.resamples,
-            "seed": self.seed,
-        }
+        return picked(self, "~pvalue n method resamples seed", clean_float)
 
 
 def sign_flip_test(differences: Any, *, resamples: int = 20_000, seed: int = 0) -> SignFlipResult:

@@ -397,16 +397,18 @@
         .sort()
         .map((c) => el("option", { value: c, text: c, selected: c === state.category }))
     );
+    // An input's handler: its value (or `checked`) into state[key], then draw again.
+    const setFrom = (key, prop = "value") => (event) => {
+      state[key] = event.target[prop];
+      rerender();
+    };
     const filters = el("div", { class: "filters" }, [
       el("label", {}, [
         el("input", {
           type: "checkbox",
           id: "filter-regressions",
           checked: state.onlyRegressions,
-          onchange: (event) => {
-            state.onlyRegressions = event.target.checked;
-            rerender();
-          },
+          onchange: setFrom("onlyRegressions", "checked"),
         }),
         " Regressions only",
       ]),
@@ -415,10 +417,7 @@
             "Category ",
             el("select", {
               id: "filter-category",
-              onchange: (event) => {
-                state.category = event.target.value;
-                rerender();
-              },
+              onchange: setFrom("category"),
             }, options),
           ])
         : null,
@@ -429,10 +428,7 @@
           id: "filter-text",
           placeholder: "test id, input or output",
           value: state.text,
-          oninput: (event) => {
-            state.text = event.target.value;
-            rerender();
-          },
+          oninput: setFrom("text"),
         }),
       ]),
       el("button", {
