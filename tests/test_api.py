@@ -229,3 +229,51 @@ def test_errors_name_the_parameter_not_the_flag() -> None:
         "(load it with extra_fields=(...), or use cluster_by='category')"
     )
     assert err.value.option == "cluster_by"
+
+
+def _holm_run() -> evaldelta.Run:
+    """A baseline and three candidates on 40 cases: A far better, B better by a margin
+    Bonferroni (98.33% intervals) misses and Holm's second step (97.5%) finds, C the same."""
+    changes = {
+        "A": [0.3] * 30 + [0.2] * 10,
+        "B": [0.1] * 20 + [0.0] * 12 + [-0.1] * 8,  # t = 2.399 on 39 degrees of freedom
+        "C": [0.1] * 10 + [0.0] * 20 + [-0.1] * 10,
+    }
+    ids, targets, scores = [], [], []
+    for i in range(40):
+        ids.append(f"q{i}")
+        targets.append("base")
+        scores.append(0.5)
+        for name, d in changes.items():
+            ids.append(f"q{i}")
+            targets.append(name)
+            scores.append(0.5 + d[i])
+    return evaldelta.Run.from_columns(
+        source="holm", format="sim", test_id=ids, target=targets, score=scores
+    )
+
+
+def test_holm_decides_what_bonferroni_would_miss() -> None:
+    m = evaldelta.compare_matrix(_holm_run(), baseline="base")
+    got = {
+        p.candidate: (p.verdict.kind, round(p.figures.level, 6), p.figures.step) for p in m.pairwise
+    }
+    assert got == {
+        "A": ("Better", round(1 - 0.05 / 3, 6), 3),
+        "B": ("Better", 0.975, 2),
+        "C": ("Inconclusive", 0.95, 1),  # the last one left is tested at alpha itself
+    }
+    b = next(p for p in m.pairwise if p.candidate == "B")
+    assert b.figures.to_dict()["adjustment"] == (
+        "Holm step-down: 3 comparisons against the baseline; this one at level 1 - alpha/2"
+    )
+    # Bonferroni's level for all three leaves B undecided.
+    run = _holm_run()
+    strict = evaldelta.compare(
+        run,
+        run,
+        baseline_target="base",
+        candidate_target="B",
+        settings=evaldelta.Settings(alpha=0.05 / 3),
+    )
+    assert strict.verdict.kind == "Inconclusive"

@@ -179,9 +179,12 @@ def compare_matrix(
 ) -> MatrixComparison:
     """Compare every target of a combined run (or those listed), with statistics.
 
-    With a baseline, each other target is compared with it, and the k intervals use
-    level 1 - alpha/k (Bonferroni) so that the chance of any false Better or Worse
-    stays at most alpha. Without one, every pair is compared at level 1 - alpha.
+    With a baseline, each other target is compared with it under Holm's step-down
+    procedure (Holm 1979), so that the chance of any false Better or Worse stays at
+    most alpha, with more power than Bonferroni: all k intervals at level 1 - alpha/k;
+    those that exclude zero are decided, the rest are computed again at 1 - alpha/j
+    for the j left, until a round decides none. Without a baseline, every pair is
+    compared at level 1 - alpha.
     """
     st = _settings(settings, threshold)
     r = _as_run(run, st)
@@ -191,25 +194,42 @@ def compare_matrix(
         r, targets, baseline, st.threshold, pass_threshold=st.pass_threshold
     )
     k = len(m.pairwise)
-    bonferroni = baseline is not None and k > 1
-    level = 1 - st.alpha / k if bonferroni else st.level
-    analysed = [
-        Comparison.of(
+
+    def at(i: int, level: float | None, left: int) -> Comparison:
+        p = m.pairwise[i]
+        a = analyze(
             p,
-            analyze(
-                p,
-                columns[p.baseline],
-                columns[p.candidate],
-                r,
-                r,
-                st,
-                level=level,
-                comparisons=k if bonferroni else 1,
-            ),
+            columns[p.baseline],
+            columns[p.candidate],
+            r,
+            r,
+            st,
+            level=level,
+            comparisons=k if level is not None else 1,
+            step=left,
         )
-        for p in m.pairwise
-    ]
+        return Comparison.of(p, a)
+
+    if baseline is None or k < 2:
+        analysed = [at(i, None, 1) for i in range(k)]
+        return MatrixComparison.of(m, analysed)
+    done: dict[int, Comparison] = {}
+    left = list(range(k))
+    while left:
+        j = len(left)
+        round_ = {i: at(i, 1 - st.alpha / j, j) for i in left}
+        decided = [i for i in left if _decided(round_[i])]
+        done.update(round_ if not decided else {i: round_[i] for i in decided})
+        if not decided:
+            break
+        left = [i for i in left if i not in done]
+    analysed = [done[i] for i in range(k)]
     return MatrixComparison.of(m, analysed)
+
+
+def _decided(c: Comparison) -> bool:
+    """Holm's "rejected": the verdict rests on an interval that excludes zero."""
+    return c.verdict.kind in ("Better", "Worse", "Trade-off") and c.figures.score.excludes_zero()
 
 
 def compare_runs(

@@ -69,30 +69,38 @@ def test_latency_excludes_waits_and_scorers_and_categories() -> None:
     assert (moved.category, moved.baseline_rate, moved.candidate_rate) == ("y", 0.0, 1.0)
 
 
-def test_bonferroni_in_matrix_with_baseline() -> None:
+def test_holm_in_matrix_with_baseline() -> None:
     recs = [Record(f"q{i}", float(i % 2), target=t) for t in ("a", "b", "c") for i in range(20)]
     m = compare_matrix(Run.from_records(recs), baseline="a")
     levels = [p.figures.level for p in m.pairwise]
+    # Nothing decided in Holm's first round: both stay at 1 - alpha/2.
     assert levels == [pytest.approx(1 - 0.05 / 2)] * 2
-    assert "Bonferroni" in m.pairwise[0].to_dict()["statistics"]["adjustment"]
+    assert m.pairwise[0].to_dict()["statistics"]["adjustment"] == (
+        "Holm step-down: 2 comparisons against the baseline; this one at level 1 - alpha/2"
+    )
     every_pair = compare_matrix(Run.from_records(recs))
     assert {p.figures.level for p in every_pair.pairwise} == {0.95}
 
 
-def test_cluster_bootstrap_is_wider_for_grouped_questions() -> None:
-    # Ten documents, ten questions each; questions on a document move together.
+@pytest.mark.parametrize(
+    ("documents", "questions", "method"), [(10, 10, "t"), (60, 4, "bootstrap-cluster")]
+)
+def test_cluster_interval_is_wider_for_grouped_questions(
+    documents: int, questions: int, method: str
+) -> None:
+    # Questions on a document move together: Student's t over the documents' means
+    # below 50 of them, the cluster bootstrap above.
     base, cand = [], []
-    for d in range(10):
+    for d in range(documents):
         shift = 1.0 if d % 2 else 0.0
-        for q in range(10):
+        for q in range(questions):
             tid = f"d{d}-q{q}"
             base.append(Record(tid, 0.0, category=f"doc{d}"))
             cand.append(Record(tid, shift, category=f"doc{d}"))
     b, c = Run.from_records(base), Run.from_records(cand)
     plain = figures(b, c).score
     clustered = figures(b, c, cluster_by="category").score
-    assert clustered.method == "bootstrap-cluster"
-    assert clustered.units == "clusters"
+    assert (clustered.method, clustered.units, clustered.n) == (method, "clusters", documents)
     assert clustered.ci_high - clustered.ci_low > 1.5 * (plain.ci_high - plain.ci_low)
 
 

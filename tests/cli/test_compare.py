@@ -678,13 +678,24 @@ def test_a_change_that_does_not_vary_is_said_so(evaldelta: Cli, jsonl) -> None: 
         "Mean score:   0.5 -> 0.7   every case changed by exactly +20.0 points (no interval: "
         "the change does not vary)" in r.out
     )
-    assert "plausibly exactly +20.0 points in every case" in r.out
+    assert (
+        "Verdict: Better. The candidate scores higher: every case changed by exactly +20.0 "
+        "points, and an exact sign-flip test over the 30 cases finds p < 0.001." in r.out
+    )
     assert "CI [+20.0, +20.0]" not in r.out
     md = evaldelta("compare", base, cand, "--format", "markdown").out
     assert "Every case changed by exactly +20.0 points: the interval has no width" in md
+    assert "| Mean score | 0.500 | 0.700 | +20.0 points | none: nothing varies |" in md
+    as_json = evaldelta("compare", base, cand, "--format", "json")
+    assert json.loads(as_json.out)["verdict"]["code"] == "better"
     same = evaldelta("compare", base, base)
     assert "no case changed: all 30 scored the same in both runs" in same.out
     assert (
+        "Verdict: No change. No case changed: all 30 cases scored the same in both runs and "
+        "passed alike, so the change is within +/-1.0 points." in same.out
+    )
+    off = evaldelta("compare", base, base, "--margin", "0")
+    assert (
         "Verdict: Inconclusive. No case changed (every delta is exactly 0): there is no "
-        "change to tell from none; give --margin POINTS to call it No change." in same.out
+        "change to tell from none; give a margin (--margin POINTS) to call it No change." in off.out
     )

@@ -40,7 +40,13 @@ def test_compare_two_files_of_a_format(evaldelta: Cli, fmt: str, a: str, b: str)
     assert r.code in (0, 1), r.err
     data = json.loads(r.out)
     assert data["summary"]["matched"] >= 1
-    assert data["verdict"]["verdict"] in ("Better", "Worse", "Trade-off", "Inconclusive")
+    assert data["verdict"]["verdict"] in (
+        "Better",
+        "Worse",
+        "Trade-off",
+        "No change",
+        "Inconclusive",
+    )
     forced = evaldelta(*args, "--input-format", fmt)
     assert json.loads(forced.out)["summary"] == data["summary"]
 

@@ -15,7 +15,7 @@ from tests.conftest import REPO, Result, write_jsonl
 Cli = Callable[..., Result]
 
 STORE_CI = REPO / "examples" / "store-ci"
-FACTUAL = "scorer factual dropped: -10.0 points, 95% CI [-15.0, -5.0]"
+FACTUAL = "scorer factual dropped: -10.0 points, 95% CI [-16.3, -3.7]"
 
 
 def run_file(
@@ -288,7 +288,8 @@ def test_cluster_by_a_field(evaldelta: Cli, tmp_path: Path) -> None:
     cand = run_file(tmp_path / "c.jsonl", 0.6, seed=2, extra=lambda i: {"doc": f"d{i // 10}"})
     data = json.loads(evaldelta("compare", base, cand, "--cluster-by", "doc", "--json").out)
     delta = data["statistics"]["mean_score"]["delta"]
-    assert (delta["method"], delta["units"], delta["n"]) == ("bootstrap-cluster", "clusters", 20)
+    # 20 documents: Student's t over their means (the cluster bootstrap from 50 on).
+    assert (delta["method"], delta["units"], delta["n"]) == ("t", "clusters", 20)
     assert data["statistics"]["mean_score"]["delta_normal"]["method"] == "normal-cluster"
     r = evaldelta("compare", base, cand, "--cluster-by", "nothing")
     assert r.code == 2
@@ -323,7 +324,13 @@ def test_scorer_regressions_in_the_json_gate(evaldelta: Cli) -> None:
     (dropped,) = gate["scorer_regressions"]
     assert dropped["scorer"] == "factual"
     delta = dropped["delta"]
-    assert (delta["estimate"], delta["ci_low"], delta["ci_high"]) == (-0.1, -0.15, -0.05)
+    # Student's t on 10 cases (scipy.stats.t.interval(0.95, 9, -0.1, sem) agrees).
+    assert (delta["estimate"], delta["ci_low"], delta["ci_high"]) == (
+        -0.1,
+        -0.163088549062,
+        -0.036911450938,
+    )
+    assert (delta["method"], delta["n"]) == ("t", 10)
     assert delta["level"] == 0.95
     blocked = json.loads(evaldelta(*args, "--block-scorer-regression", cwd=STORE_CI).out)
     assert blocked["gate"]["exit_code"] == 1
@@ -347,5 +354,76 @@ def test_the_markdown_says_why_the_gate_blocked(evaldelta: Cli) -> None:
     assert r.code == 1
     assert (
         "**Gate: block** (exit code 1). block (--block-scorer-regression): scorer factual "
-        "dropped: -10.0 points, 95% CI \\[-15.0, -5.0\\]" in r.out
+        "dropped: -10.0 points, 95% CI \\[-16.3, -3.7\\]" in r.out
     )
+
+
+# -- small samples, No change, clusters, the deciding metric (issue 14) ------------------
+
+
+def test_a_file_against_itself_is_no_change_and_passes(evaldelta: Cli, tmp_path: Path) -> None:
+    base = run_file(tmp_path / "b.jsonl", 0.5, seed=1)
+    r = evaldelta("gate", base, base, "--block-inconclusive")
+    assert r.code == 0, r.err
+    assert r.err.strip().splitlines()[-1] == (
+        "evaldelta gate: pass: No change. No case changed: all 200 cases scored the same in "
+        "both runs and passed alike, so the change is within +/-1.0 points."
+    )
+    data = json.loads(evaldelta("gate", base, base, "--json").out)
+    assert (data["verdict"]["verdict"], data["verdict"]["code"]) == ("No change", "no_change")
+    md = evaldelta("gate", base, base, "--format", "markdown").out
+    assert md.startswith("## evaldelta: No change (")
+
+
+def test_three_clusters_are_too_few_and_say_so(evaldelta: Cli, tmp_path: Path) -> None:
+    doc = {"extra": lambda i: {"doc": f"d{i % 3}"}}
+    base = run_file(tmp_path / "b.jsonl", 0.3, seed=1, **doc)
+    cand = run_file(tmp_path / "c.jsonl", 0.9, seed=2, **doc)
+    r = evaldelta("compare", base, cand, "--cluster-by", "doc")
+    warning = (
+        "Warning: only 3 clusters of doc: too few for a clustered interval (10 or more are "
+        "needed), so Better or Worse also needs the exact sign-flip test over the 3 cluster "
+        "totals, which cannot find p < 0.05 with fewer than 6 clusters; compare more "
+        "clusters, or drop --cluster-by if the cases are independent"
+    )
+    assert warning in r.out
+    assert "(Student's t, 3 clusters)" in r.out
+    # +60 points on every document, yet three documents cannot prove it.
+    assert "Verdict: Inconclusive. Too few clusters to tell (3):" in r.out
+    assert "exact sign-flip test over the clusters finds p = 0.25" in r.out
+    assert (
+        json.loads(evaldelta("compare", base, cand, "--cluster-by", "doc", "--json").out)[
+            "statistics"
+        ]["clusters"]
+        == 3
+    )
+
+
+def test_the_metric_that_decides(evaldelta: Cli, tmp_path: Path) -> None:
+    """Scores equal, `passed` flags from none to all: the score says No change and names
+    the pass rates; --metric pass_rate judges by them."""
+    base = write_jsonl(
+        tmp_path / "b.jsonl",
+        [{"test_id": f"q{i}", "score": 0.5, "passed": False} for i in range(20)],
+    )
+    cand = write_jsonl(
+        tmp_path / "c.jsonl",
+        [{"test_id": f"q{i}", "score": 0.5, "passed": True} for i in range(20)],
+    )
+    r = evaldelta("gate", base, cand)
+    assert r.code == 0
+    assert r.err.strip() == (
+        "evaldelta gate: pass: No change. No case's score changed, so the change is within "
+        "+/-1.0 points. Pass rates moved up, though: 0.0% -> 100.0% (McNemar: 20 improved, "
+        "0 regressed, p < 0.001); judge by them with --metric pass_rate."
+    )
+    by_rate = evaldelta("gate", base, cand, "--metric", "pass_rate")
+    assert by_rate.code == 0
+    assert by_rate.err.strip() == (
+        "evaldelta gate: pass: Better. The candidate passes more often: every case's pass "
+        "rate changed by exactly +100.0 points, and an exact sign-flip test over the 20 cases "
+        "finds p < 0.001."
+    )
+    worse = evaldelta("gate", cand, base, "--metric", "pass_rate")
+    assert worse.code == 1
+    assert "block: Worse. The candidate passes less often" in worse.err

@@ -31,12 +31,13 @@ def test_every_target_against_the_baseline_passes(tmp_path: Path) -> None:
     r = _gate(COMBINED, "--baseline", "gpt-4.1")
     assert r.code == 0, r.err
     assert "Pairwise Summary:" in r.out
-    assert "Bonferroni for 2 comparisons against gpt-4.1" in r.out
+    assert "Holm's step-down for 2 comparisons against gpt-4.1" in r.out
     assert r.err.splitlines() == [
+        # Three cases: Student's t with 2 degrees of freedom, at Holm's 97.5%.
         "evaldelta gate: gemini-3-flash-preview: pass, with a warning: Inconclusive. This "
-        "could be chance: the true change is plausibly between -10 and +5 points.",
+        "could be chance: the true change is plausibly between -31 and +24 points.",
         "evaldelta gate: gpt-5-mini: pass, with a warning: Inconclusive. This could be "
-        "chance: the true change is plausibly between -10 and +10 points.",
+        "chance: the true change is plausibly between -39 and +36 points.",
         "evaldelta gate: pass, with a warning: every one of the 2 targets against gpt-4.1",
     ]
 
@@ -60,17 +61,18 @@ def test_one_worse_target_blocks_and_is_named(tmp_path: Path) -> None:
     assert gate["exit_code"] == 1
     assert gate["result"] == "block"
     assert [(t["target"], t["result"], t["verdict"]) for t in gate["targets"]] == [
-        ("same", "pass", "Inconclusive"),
+        ("same", "pass", "No change"),
         ("bad", "block", "Worse"),
     ]
     assert data["baseline"] == "base"
 
     md = _gate(path, "--baseline", "base", "--format", "markdown").out
     assert md.startswith("## evaldelta gate: block (2 targets vs base)\n")
-    assert "| Target | Verdict | Change | 97.5% CI | Pass rate | Gate |" in md
+    # Holm's step-down: bad decided at 97.5%, then same at 95%; each says its own.
+    assert "| Target | Verdict | Change | CI | Pass rate | Gate |" in md
     assert "| bad | Worse | -25.0 points | " in md
     assert "| 75.0% → 50.0% | block: Worse. " in md
-    assert "| same | Inconclusive | +0.0 points | " in md
+    assert "| same | No change | +0.0 points | " in md
 
     report = tmp_path / "report.md"
     summary = tmp_path / "summary.md"
@@ -89,7 +91,10 @@ def test_the_matrix_gate_keeps_the_pairwise_rules(tmp_path: Path) -> None:
         {"base": lambda i: 1.0 if i % 4 else 0.0, "other": lambda i: 1.0 if i % 4 else 0.0},
     )
     assert _gate(path, "--baseline", "base").code == 0
-    blocked = _gate(path, "--baseline", "base", "--block-inconclusive")
+    # No case changed: No change, which passes even with --block-inconclusive...
+    assert _gate(path, "--baseline", "base", "--block-inconclusive").code == 0
+    # ...unless the margin is off, when there is no telling.
+    blocked = _gate(path, "--baseline", "base", "--block-inconclusive", "--margin", "0")
     assert blocked.code == 1
     assert "other: block (--block-inconclusive)" in blocked.err
     low = _gate(path, "--baseline", "base", "--min-pass-rate", "0.9")

@@ -67,3 +67,40 @@ def test_bad_values(evaldelta: Cli) -> None:
     assert (r.code, "give --baseline-rate P" in r.err) == (2, True)
     r = evaldelta("power", "--baseline-rate", "0.8", "--effect", "0.03", "--cases", "10")
     assert (r.code, "not both" in r.err) == (2, True)
+
+
+def test_runs_without_variance_say_the_correlation_is_unknown(
+    evaldelta: Cli, tmp_path: Path
+) -> None:
+    flat = write_jsonl(
+        tmp_path / "flat.jsonl", [{"test_id": f"q{i}", "score": 0.5} for i in range(30)]
+    )
+    varied = write_jsonl(
+        tmp_path / "varied.jsonl",
+        [{"test_id": f"q{i}", "score": 0.5 if i % 2 else 0.6} for i in range(30)],
+    )
+    r = evaldelta("power", flat, varied)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert "correlation unknown" in lines[0]
+    assert lines[1] == (
+        "Note: the correlation cannot be estimated: the baseline's scores do not vary; taken as 0."
+    )
+    data = json.loads(evaldelta("power", flat, varied, "--format", "json").out)
+    assert data["correlation"] is None
+    assert data["notes"] == [
+        "the correlation cannot be estimated: the baseline's scores do not vary; taken as 0"
+    ]
+    # A file with itself: the differences do not vary, so no +0.0000 detectable change.
+    same = evaldelta("power", varied, varied)
+    assert "correlation 1.00, taken as 0" in same.out
+    assert "+0.0000" not in same.out
+    assert "the per-case differences do not vary" in same.out
+    # Nothing varies anywhere: nothing to plan from, said in one line.
+    none = evaldelta("power", flat, flat)
+    assert none.code == 2
+    assert none.err.strip() == (
+        "evaldelta: error: the scores do not vary in either run (30 common cases), so they "
+        "say nothing about how large a change could be seen; give --baseline-rate and "
+        "--effect instead"
+    )

@@ -428,7 +428,7 @@ def test_action_gate_step_blocks_on_a_scorer_drop(tmp_path: Path) -> None:
     """The store-ci example through the action: a warning, then a block with the input."""
     runs = {"baseline-db": str(STORE_CI / "monday.jsonl")}
     runs["candidate-db"] = str(STORE_CI / "tuesday.jsonl")
-    dropped = "scorer factual dropped: -10.0 points, 95% CI [-15.0, -5.0]"
+    dropped = "scorer factual dropped: -10.0 points, 95% CI [-16.3, -3.7]"
     proc, outputs, _ = _run_gate_step(tmp_path, **runs)
     assert proc.returncode == 0, proc.stderr
     assert f"evaldelta gate: warning: {dropped}" in proc.stderr

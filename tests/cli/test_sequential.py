@@ -164,13 +164,16 @@ def test_against_with_two_targets_asks_for_one(store: Path) -> None:
     assert "--against runs one target against the baseline; the suite has 2 (v1, v2)" in r.err
 
 
-def test_a_margin_makes_an_unchanged_candidate_no_change(store: Path) -> None:
-    # main/v1 against itself: every delta 0, an interval within any margin.
-    r = run_evaldelta(
-        "gate", "main/v1", "main/v1", "--store", store, "--margin", "1", "--block-inconclusive"
-    )
+def test_an_unchanged_candidate_is_no_change(store: Path) -> None:
+    # main/v1 against itself: no case changed, within the default margin of 1 point.
+    r = run_evaldelta("gate", "main/v1", "main/v1", "--store", store, "--block-inconclusive")
     assert r.code == 0, r.err
-    assert "pass: No change. The true change is within +/-1.0 points" in r.out + r.err
+    assert (
+        "evaldelta gate: pass: No change. No case changed: all 1,000 cases scored the same "
+        "in both runs and passed alike, so the change is within +/-1.0 points.\n" in r.err
+    )
+    wide = run_evaldelta("gate", "main/v1", "main/v1", "--store", store, "--margin", "5")
+    assert "so the change is within +/-5.0 points." in wide.err
 
 
 def test_the_progress_bar_shows_the_interval() -> None:

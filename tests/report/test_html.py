@@ -113,7 +113,7 @@ def test_page_carries_the_json_result() -> None:
         "0.817",
         "0.817",
         "+0.0 points",
-        "[-15.0, +20.0]",
+        "[-44.8, +44.8]",
     ]
     assert data["has_texts"] is False
 

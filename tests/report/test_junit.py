@@ -21,11 +21,11 @@ SPEC_JUNIT = """\
       <property name="mean_delta" value="+0.000000"/>
       <property name="verdict" value="Inconclusive"/>
       <property name="reason" value="This could be chance: the true change is plausibly \
-between -15 and +20 points."/>
+between -45 and +45 points."/>
     </properties>
     <testcase classname="evaldelta.verdict" name="verdict">
       <system-out>Inconclusive. This could be chance: the true change is plausibly between \
--15 and +20 points.</system-out>
+-45 and +45 points.</system-out>
     </testcase>
     <testcase classname="evaldelta.case" name="safety-check"/>
     <testcase classname="evaldelta.case" name="accuracy-test"/>

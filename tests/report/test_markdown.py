@@ -15,17 +15,17 @@ SPEC_REPORT = """\
 
 > **Warning:** only 3 cases in common: intervals are wide and the verdict is shaky
 
-**Verdict: Inconclusive.** This could be chance: the true change is plausibly between -15 and \
-+20 points.
+**Verdict: Inconclusive.** This could be chance: the true change is plausibly between -45 and \
++45 points.
 
 | | Baseline | Candidate | Change | 95% CI |
 | --- | ---: | ---: | ---: | --- |
-| Mean score | 0.817 | 0.817 | +0.0 points | [-15.0, +20.0] |
-| Pass rate | 100.0% | 100.0% | +0.0 points | [+0.0, +0.0] |
-| Latency (excluding waits) | 830ms | 823ms | -7ms (-0.8%) | [-330ms, +190ms] |
+| Mean score | 0.817 | 0.817 | +0.0 points | [-44.8, +44.8] |
+| Pass rate | 100.0% | 100.0% | +0.0 points | none: nothing varies |
+| Latency (excluding waits) | 830ms | 823ms | -7ms (-0.8%) | [-708ms, +694ms] |
 
 McNemar (exact, two-sided): 0 improved, 0 regressed, p = 1.000 (0 more changed only partly). \
-Mean score interval: bootstrap, 10,000 resamples, seed 0.
+Mean score interval: Student's t, 3 cases.
 
 3 cases compared: 1 win, 1 loss, 1 tie (threshold 0.1); mean delta +0.000.
 
@@ -46,10 +46,11 @@ MATRIX_REPORT = """\
 
 | Comparison | Wins | Losses | Ties | Mean delta | 97.5% CI (points) | Verdict |
 | --- | ---: | ---: | ---: | ---: | --- | --- |
-| gpt-4.1 → gemini-3-flash-preview | 0 | 1 | 2 | -0.033 | [-10.0, +5.0] | Inconclusive |
-| gpt-4.1 → gpt-5-mini | 1 | 1 | 1 | -0.017 | [-10.0, +10.0] | Inconclusive |
+| gpt-4.1 → gemini-3-flash-preview | 0 | 1 | 2 | -0.033 | [-30.7, +24.0] | Inconclusive |
+| gpt-4.1 → gpt-5-mini | 1 | 1 | 1 | -0.017 | [-39.0, +35.6] | Inconclusive |
 
-Intervals at 97.5% each: Bonferroni for 2 comparisons against gpt-4.1.
+Intervals: Holm's step-down for 2 comparisons against gpt-4.1 (gemini-3-flash-preview at 97.5%, \
+gpt-5-mini at 97.5%).
 
 **Regressed vs gpt-4.1** (mean delta below 0): gemini-3-flash-preview, gpt-5-mini
 
@@ -79,7 +80,7 @@ def test_matrix_without_baseline_lists_every_pair() -> None:
     assert "| gemini-3-flash-preview → gpt-4.1 | 1 | 0 | 2 | +0.033 |" in report
     assert "| Test ID | gemini-3-flash-preview | gpt-4.1 | gpt-5-mini |" in report
     assert "(baseline)" not in report
-    assert "Intervals: 95%, bootstrap, 10,000 resamples, seed 0." in report
+    assert "Intervals: 95%, Student's t, 3 cases." in report
 
 
 def test_big_matrix_folds_and_is_cut() -> None:

@@ -362,3 +362,90 @@ def test_wilson_against_statsmodels(successes: int, n: int, level: float) -> Non
 def test_wilson_bad_counts(successes: int, n: int, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         wilson_interval(successes, n)
+
+
+# -- Student's t (few cases and clusters) ----------------------------------------------
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 9, 19, 29, 49, 120, 999, 1001, 50_000])
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.95, 0.99, 1 - 0.05 / 7, 0.999999])
+def test_t_value_matches_scipy(df: int, level: float) -> None:
+    from scipy import stats
+
+    from evaldelta.stats import t_value
+
+    expected = float(stats.t.ppf(1 - (1 - level) / 2, df))
+    assert t_value(level, df) == pytest.approx(expected, rel=2e-7)
+
+
+def test_t_value_worked_values_and_bad_input() -> None:
+    from evaldelta.stats import t_value
+
+    # Tables: t(0.975; 1) = 12.7062, t(0.975; 19) = 2.0930, t(0.975; 2) = 4.3027.
+    assert t_value(0.95, 1) == pytest.approx(12.706205, abs=1e-6)
+    assert t_value(0.95, 19) == pytest.approx(2.093024, abs=1e-6)
+    assert t_value(0.95, 2) == pytest.approx(4.302653, abs=1e-6)
+    with pytest.raises(UsageError, match="degrees of freedom"):
+        t_value(0.95, 0)
+    with pytest.raises(UsageError, match="level"):
+        t_value(1.0, 5)
+
+
+def test_t_interval_matches_scipy_on_cases() -> None:
+    from scipy import stats
+
+    from evaldelta.stats import t_interval
+
+    x = np.random.default_rng(3).normal(0.1, 0.3, 23)
+    iv = t_interval(x, 0.95)
+    low, high = stats.t.interval(0.95, 22, loc=x.mean(), scale=stats.sem(x))
+    assert (iv.ci_low, iv.ci_high) == (
+        pytest.approx(low, abs=1e-12),
+        pytest.approx(high, abs=1e-12),
+    )
+    assert (iv.method, iv.n, iv.units, iv.estimate) == ("t", 23, "cases", pytest.approx(x.mean()))
+
+
+def test_t_interval_over_clusters() -> None:
+    from scipy import stats
+
+    from evaldelta.stats import t_interval
+
+    rng = np.random.default_rng(4)
+    # Equal sizes: exactly the t interval of the clusters' means.
+    x = rng.normal(0, 1, 40)
+    labels = np.repeat(np.arange(8), 5)
+    iv = t_interval(x, 0.95, labels)
+    means = x.reshape(8, 5).mean(axis=1)
+    low, high = stats.t.interval(0.95, 7, loc=means.mean(), scale=stats.sem(means))
+    assert (iv.ci_low, iv.ci_high) == (
+        pytest.approx(low, abs=1e-12),
+        pytest.approx(high, abs=1e-12),
+    )
+    assert (iv.n, iv.units) == (8, "clusters")
+    # Unequal sizes: CR1, sqrt(G/(G-1) * sum of squared cluster residual totals) / n.
+    y = rng.normal(0, 1, 30)
+    groups = np.array([0] * 3 + [1] * 12 + [2] * 5 + [3] * 10)
+    e = y - y.mean()
+    totals = np.array([e[groups == g].sum() for g in range(4)])
+    se = math.sqrt(4 / 3 * float(totals @ totals)) / 30
+    t = float(stats.t.ppf(0.975, 3))
+    iv = t_interval(y, 0.95, groups)
+    assert (iv.ci_low, iv.ci_high) == (
+        pytest.approx(y.mean() - t * se, abs=1e-12),
+        pytest.approx(y.mean() + t * se, abs=1e-12),
+    )
+
+
+def test_t_interval_small_and_degenerate() -> None:
+    from evaldelta.stats import t_interval
+
+    assert math.isnan(t_interval([], 0.95).estimate)
+    one = t_interval([0.4], 0.95)
+    assert (one.estimate, one.n) == (0.4, 1)
+    assert math.isnan(one.ci_low)
+    flat = t_interval([0.2] * 5, 0.95)
+    assert (flat.ci_low, flat.ci_high) == (pytest.approx(0.2), pytest.approx(0.2))
+    single_cluster = t_interval([0.1, 0.3], 0.95, ["a", "a"])
+    assert single_cluster.n == 1
+    assert math.isnan(single_cluster.ci_high)

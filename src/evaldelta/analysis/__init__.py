@@ -4,17 +4,17 @@ case by case, the anytime-valid confidence sequence."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.analysis.fairness import DatasetCheck, Problem, check_fairness, differs_in
 from evaldelta.analysis.figures import Figures, compute_figures
 from evaldelta.analysis.sequential import SequentialFigures, sequential_figures, sequential_side
 from evaldelta.analysis.settings import Settings
-from evaldelta.analysis.verdict import Verdict, decide
+from evaldelta.analysis.verdict import Verdict, decide, format_p
 
 if TYPE_CHECKING:
-    from evaldelta.model import IntArray, Run
+    from evaldelta.model import FloatArray, IntArray, Run
     from evaldelta.pairing.cases import Cases
     from evaldelta.pairing.pairwise import Pairing
 
@@ -76,6 +76,7 @@ def analyze(
     *,
     level: float | None = None,
     comparisons: int = 1,
+    step: int = 1,
     allow_dataset_change: bool = False,
     sample: int | None = None,
     all_cases: tuple[Cases, Cases] | None = None,
@@ -89,6 +90,7 @@ def analyze(
         settings,
         level=level,
         comparisons=comparisons,
+        step=step,
         clusters=clusters,
         categories=categories,
         safety_from=all_cases or (base_cases, cand_cases),
@@ -118,16 +120,28 @@ def analyze(
             min_cases=settings.min_cases,
             seed=settings.seed,
         )
-    score, small_p, margin = (
-        figures.score,
-        figures.small_sample.pvalue if figures.small_sample else None,
-        settings.margin,
-    )
+    # Below FEW_CLUSTERS clusters no interval can be trusted, and a zero-width one (no
+    # case's change differs) measures no chance: Better or Worse then needs the exact
+    # sign-flip test over the units as well (with fewer than 6 it cannot pass).
+    few = figures.clusters is not None and figures.clusters < FEW_CLUSTERS
+    if few:
+        problems.append(few_clusters(figures, settings))
+    by_rate = settings.metric == "pass_rate"
+    deltas = (c.right.pass_rate - c.left.pass_rate) if by_rate else c.delta
+    judged = figures.pass_rates.change if by_rate else figures.score
+    flat = judged.ci_high - judged.ci_low < 1e-12
+    small_p = None
+    if figures.small_sample is not None and (few or flat):
+        small_p = (
+            _sign_flip(deltas, clusters, settings.seed) if by_rate else figures.small_sample.pvalue
+        )
+    score, margin = judged, settings.margin
     if side is not None and sequential is not None:
         score, small_p, margin = sequential.interval, None, sequential.margin
+    moved = bool(figures.partly_changed or figures.mcnemar.improved or figures.mcnemar.regressed)
     verdict = decide(
         score,
-        points=figures.points,
+        points=figures.points or by_rate,
         new_safety_failures=figures.new_safety_failures,
         latency=figures.metric("latency_ms"),
         cost=figures.metric("cost_usd"),
@@ -137,7 +151,15 @@ def analyze(
         alpha=1 - figures.level,
         margin=margin,
         interval_name="confidence sequence" if side is not None else "interval",
+        # The sequence judges a sequential run, whatever its cases did.
+        same_delta=_same_delta(deltas) if side is None else None,
+        pass_rates_moved=moved and not by_rate,
+        what="pass rate" if by_rate else "score",
     )
+    if not by_rate and side is None and verdict.kind in ("Inconclusive", "No change"):
+        note = _pass_rates_moved(figures)
+        if note is not None:
+            verdict = replace(verdict, reason=f"{verdict.reason} {note}")
     return Analysis(
         settings=settings,
         figures=figures,
@@ -148,6 +170,62 @@ def analyze(
         sample=sample,
         categories=categories,
         sequential=sequential,
+    )
+
+
+def _sign_flip(deltas: FloatArray, clusters: IntArray | None, seed: int) -> float:
+    import numpy as np
+
+    from evaldelta.stats import sign_flip_test
+
+    sums = deltas if clusters is None else np.bincount(clusters, weights=deltas)
+    return sign_flip_test(sums.astype(np.float64), seed=seed).pvalue
+
+
+def _pass_rates_moved(figures: Figures) -> str | None:
+    """When the score does not decide but the pass rates moved beyond chance, the
+    sentence that says so (and how to judge by them); else None."""
+    change = figures.pass_rates.change
+    if figures.score.excludes_zero():
+        return None  # the score moved too: the pass rates add nothing to say
+    if not change.excludes_zero() or change.ci_high - change.ci_low < 1e-12:
+        # McNemar counts cases: no evidence when the cases come in clusters.
+        mc = figures.mcnemar
+        if figures.clusters is not None or not (
+            mc.pvalue < 1 - figures.level and mc.improved + mc.regressed > 0
+        ):
+            return None
+    pr = figures.pass_rates
+    direction = "up" if change.estimate > 0 else "down"
+    mc = figures.mcnemar
+    return (
+        f"Pass rates moved {direction}, though: {pr.baseline.estimate:.1%} -> "
+        f"{pr.candidate.estimate:.1%} (McNemar: {mc.improved} improved, {mc.regressed} "
+        f"regressed, {format_p(mc.pvalue)}); judge by them with --metric pass_rate."
+    )
+
+
+def _same_delta(delta: FloatArray) -> float | None:
+    """The change of every case when two or more all changed by the same, else None."""
+    if delta.shape[0] < 2 or float(delta.max() - delta.min()) > 1e-12:
+        return None
+    return float(delta[0])
+
+
+#: Fewer clusters than this cannot support a clustered interval.
+FEW_CLUSTERS = 10
+
+
+def few_clusters(figures: Figures, settings: Settings) -> Problem:
+    """The warning for a comparison clustered into fewer than FEW_CLUSTERS clusters."""
+    k = figures.clusters
+    return Problem(
+        "few-clusters",
+        f"only {k} cluster{'s' if k != 1 else ''} of {settings.cluster_by}: too few for a "
+        f"clustered interval ({FEW_CLUSTERS} or more are needed), so Better or Worse also "
+        f"needs the exact sign-flip test over the {k} cluster totals, which cannot find "
+        "p < 0.05 with fewer than 6 clusters; compare more clusters, or drop --cluster-by "
+        "if the cases are independent",
     )
 
 

@@ -44,8 +44,8 @@ BOOTSTRAP_BUDGET = 50_000_000
 #: averaged over attempts: ~600 levels, ~0.6 s) are continuous for this purpose, and above
 #: BOOTSTRAP_BUDGET they get the normal interval like any other continuous values.
 MULTINOMIAL_BUDGET = 2_000_000
-#: Below this many cases (or clusters) the verdict also needs the exact sign-flip test:
-#: the percentile bootstrap is too narrow on a handful of cases.
+#: Below this many cases (or clusters) intervals are Student's t, not the bootstrap: the
+#: percentile bootstrap is too narrow on a handful of units.
 SMALL_SAMPLE = 50
 
 
@@ -202,6 +202,17 @@ class Figures:
     new_safety_failures: list[str] = field(default_factory=list)
     cluster_by: str | None = None
     clusters: int | None = None
+    step: int = 1
+
+    @property
+    def adjustment(self) -> str | None:
+        """How the level was adjusted for several comparisons against one baseline."""
+        if self.comparisons < 2:
+            return None
+        return (
+            f"Holm step-down: {self.comparisons} comparisons against the baseline; "
+            f"this one at level 1 - alpha/{self.step}"
+        )
 
     def metric(self, name: str) -> PairedMetric | None:
         return next((m for m in self.metrics if m.name == name), None)
@@ -210,12 +221,7 @@ class Figures:
         return {
             "level": round(self.level, 12),
             "comparisons": self.comparisons,
-            "adjustment": (
-                f"Bonferroni: {self.comparisons} comparisons against the baseline, "
-                f"each at level 1 - alpha/{self.comparisons}"
-                if self.comparisons > 1
-                else None
-            ),
+            "adjustment": self.adjustment,
             "cluster_by": self.cluster_by,
             "clusters": self.clusters,
             "mean_score": {
@@ -254,6 +260,7 @@ def compute_figures(
     *,
     level: float | None = None,
     comparisons: int = 1,
+    step: int = 1,
     clusters: IntArray | None = None,
     categories: list[str | None] | None = None,
     safety_from: tuple[Cases, Cases] | None = None,
@@ -262,8 +269,10 @@ def compute_figures(
 
     Args:
         c: the paired comparison (its ``left``/``right`` cases aligned row by row).
-        level: the confidence level (defaults to the settings'; Bonferroni passes less).
-        comparisons: how many comparisons share the level, for the record.
+        level: the confidence level (defaults to the settings'; Holm passes less).
+        comparisons: how many comparisons against one baseline share alpha.
+        step: the j of Holm's level 1 - alpha/j this comparison was decided at (or
+            left undecided at), for the record.
         clusters: cluster code per matched case, when cases come in groups.
         categories: category per matched case, for "categories that moved".
         safety_from: all cases of each run (not only the compared ones): a new safety
@@ -278,15 +287,23 @@ def compute_figures(
     n = len(left)
 
     delta = c.delta
-    score = mean_interval(delta, settings, lvl, clusters, always_bootstrap=True)
+    both = np.concatenate([left.score, right.score]) if n else np.zeros(0)
+    points = bool(n == 0 or (both.min() >= -1e-12 and both.max() <= 1 + 1e-12))
+    units = len(np.unique(clusters)) if clusters is not None else n
     small = None
-    if 0 < n < SMALL_SAMPLE:
-        from evaldelta.stats import sign_flip_test
+    rate1, rate2 = left.pass_rate, right.pass_rate
+    if 0 < units < SMALL_SAMPLE:
+        from evaldelta.stats import sign_flip_test, t_interval
 
-        units = delta
-        if clusters is not None:
-            units = np.bincount(clusters, weights=delta).astype(np.float64)
-        small = sign_flip_test(units, seed=settings.seed)
+        # Few cases (or clusters): the percentile bootstrap is too narrow there; Student's
+        # t keeps its coverage (statistics.md, "Few clusters, few cases"; the calibration test).
+        score = t_interval(delta, lvl, clusters)
+        change = t_interval(rate2 - rate1, lvl, clusters)
+        sums = delta if clusters is None else np.bincount(clusters, weights=delta)
+        small = sign_flip_test(sums.astype(np.float64), seed=settings.seed)
+    else:
+        score = mean_interval(delta, settings, lvl, clusters, always_bootstrap=True)
+        change = mean_interval(rate2 - rate1, settings, lvl, clusters, always_bootstrap=True)
     from evaldelta.stats import clustered_normal_interval
 
     score_normal = (
@@ -294,11 +311,8 @@ def compute_figures(
         if clusters is not None
         else normal_interval(delta, lvl)
     )
-    both = np.concatenate([left.score, right.score]) if n else np.zeros(0)
-    points = bool(n == 0 or (both.min() >= -1e-12 and both.max() <= 1 + 1e-12))
 
     # Pass rates: Wilson with one attempt per case, the case bootstrap with several.
-    rate1, rate2 = left.pass_rate, right.pass_rate
 
     def run_rate(cases_rate: FloatArray, passes: IntArray, valid: IntArray) -> Interval:
         if n and bool((valid == 1).all()) and clusters is None:
@@ -308,7 +322,7 @@ def compute_figures(
     pass_rates = PassRates(
         baseline=run_rate(rate1, left.passes, left.valid),
         candidate=run_rate(rate2, right.passes, right.valid),
-        change=mean_interval(rate2 - rate1, settings, lvl, clusters, always_bootstrap=True),
+        change=change,
     )
 
     # McNemar on clean flips: every attempt passed on one side and failed on the other.
@@ -318,6 +332,14 @@ def compute_figures(
     improved = int(np.count_nonzero(none1 & all2))
     changed = np.abs(rate2 - rate1) > 1e-12
     partly = int(np.count_nonzero(changed)) - regressed - improved
+
+    def metric_interval(d: FloatArray, where: IntArray | None) -> Interval:
+        """Student's t on few units, as for the score; else the bootstrap (or normal)."""
+        from evaldelta.stats import t_interval
+
+        if small is not None:
+            return t_interval(d, lvl, where)
+        return mean_interval(d, settings, lvl, where)
 
     metrics = []
     for name, unit in _METRICS:
@@ -334,7 +356,7 @@ def compute_figures(
                 n=m,
                 baseline_mean=float(a[ok].mean()),
                 candidate_mean=float(b[ok].mean()),
-                delta=mean_interval(d, settings, lvl, None if clusters is None else clusters[ok]),
+                delta=metric_interval(d, None if clusters is None else clusters[ok]),
             )
         )
 
@@ -349,7 +371,7 @@ def compute_figures(
         scorers.append(
             ScorerFigures(
                 name=name,
-                delta=mean_interval(d, settings, lvl, None if clusters is None else clusters[ok]),
+                delta=metric_interval(d, None if clusters is None else clusters[ok]),
                 improved=int(np.count_nonzero(outcomes == WIN)),
                 regressed=int(np.count_nonzero(outcomes == LOSS)),
                 unchanged=int(np.count_nonzero(outcomes == TIE)),
@@ -381,6 +403,7 @@ def compute_figures(
     return Figures(
         level=lvl,
         comparisons=comparisons,
+        step=step,
         score=score,
         score_normal=score_normal,
         baseline_mean=float(left.score.mean()) if n else math.nan,

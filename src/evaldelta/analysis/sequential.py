@@ -223,8 +223,8 @@ def sequential_figures(
     """The confidence sequence of the mean score delta, case by case in the order the
     cases ran, where it settles, and what stopping there saves.
 
-    A run of ``--stop-when-settled`` brings its own alpha, margin and minimum (the
-    ones it ran by), unless ``margin`` is given.
+    A run of ``--stop-when-settled`` brings its own alpha and minimum, and its margin
+    when it ran by one (the stop was decided by them); ``margin`` serves otherwise.
 
     Raises:
         UsageError: scores outside [0, 1] (a confidence sequence needs bounded scores).
@@ -239,7 +239,7 @@ def sequential_figures(
         record = (cand_run if side == "candidate" else base_run).sequential
         assert record is not None
         alpha = float(record.get("alpha", alpha))
-        if margin is None and record.get("margin") is not None:
+        if record.get("margin") is not None:
             margin = float(record["margin"])
         min_cases = int(record.get("min_cases", min_cases))
     n = len(c.test_ids)

@@ -8,8 +8,16 @@ from typing import Any, TypedDict
 
 from evaldelta.errors import UsageError
 
-__all__ = ["DEFAULT_REGRESSION_THRESHOLD", "DEFAULT_TOLERANCE", "CompareOptions", "Settings"]
+__all__ = [
+    "DEFAULT_MARGIN",
+    "DEFAULT_REGRESSION_THRESHOLD",
+    "DEFAULT_TOLERANCE",
+    "CompareOptions",
+    "Settings",
+]
 
+#: A change smaller than this (1 point) does not matter: the No change verdict's margin.
+DEFAULT_MARGIN = 0.01
 #: compare_runs' defaults (spec 004): a case within this of its baseline is unchanged...
 DEFAULT_TOLERANCE = 0.01
 #: ...and a scorer whose mean drops by more than this regressed.
@@ -31,13 +39,16 @@ class Settings:
             resample whole groups.
         max_slowdown / max_cost_increase: relative growth in latency / cost beyond
             which a significantly better candidate is a Trade-off, not Better.
-        margin: a change smaller than this does not matter (score units: 0.01 is 1
-            point): an interval within [-margin, +margin] is No change. ``None``: no
+        margin: a change smaller than this does not matter (score units: 0.01, the
+            default, is 1 point): an interval within [-margin, +margin] is No change,
+            and so are runs in which no case changed at all. ``None`` or 0: no
             equivalence verdict.
         sequential: also take the cases one by one in the order they ran, with an
             anytime-valid confidence sequence: where it would have settled, and what
             stopping there would have saved (a run that stopped early always is).
         min_cases: the fewest cases a sequential comparison settles on.
+        metric: what decides the verdict: ``score`` (the mean score, the default) or
+            ``pass_rate`` (the share of attempts that pass).
     """
 
     threshold: float = 0.1
@@ -48,9 +59,10 @@ class Settings:
     cluster_by: str | None = None
     max_slowdown: float = 0.10
     max_cost_increase: float = 0.10
-    margin: float | None = None
+    margin: float | None = DEFAULT_MARGIN
     sequential: bool = False
     min_cases: int = 20
+    metric: str = "score"
 
     def __post_init__(self) -> None:
         def bad(name: str, value: object, allowed: str) -> UsageError:
@@ -76,6 +88,8 @@ class Settings:
             or (self.min_cases < 1)
         ):
             raise bad("min cases", self.min_cases, "a whole number >= 1")
+        if self.metric not in ("score", "pass_rate"):
+            raise bad("metric", self.metric, "'score' or 'pass_rate'")
 
     @property
     def level(self) -> float:

@@ -45,6 +45,7 @@ class Verdict:
 
         return {
             "verdict": self.kind,
+            "code": self.kind.lower().replace("-", "_").replace(" ", "_"),
             "reason": self.reason,
             "plausible_change": {"low": num(self.low), "high": num(self.high), "unit": self.unit},
         }
@@ -54,7 +55,7 @@ class Verdict:
 
 
 def level_text(level: float) -> str:
-    """95% for 0.95; 97.5% and 98.33% for Bonferroni-adjusted levels."""
+    """95% for 0.95; 97.5% and 98.33% for the levels of several comparisons."""
     pct = level * 100
     return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.4g}%"
 
@@ -88,6 +89,9 @@ def decide(
     alpha: float = 0.05,
     margin: float | None = None,
     interval_name: str = "interval",
+    same_delta: float | None = None,
+    pass_rates_moved: bool = False,
+    what: str = "score",
 ) -> Verdict:
     """The verdict from the interval of the mean score delta and the guard rails.
 
@@ -96,12 +100,18 @@ def decide(
         points: scores lie in [0, 1], so changes read as points (x100).
         new_safety_failures: test ids that fail a safety check only in the candidate.
         latency, cost: paired figures, or None when the runs do not report them.
-        small_sample_p: on few cases, the sign-flip test's p-value; the interval alone
-            is then not enough for Better or Worse.
+        small_sample_p: with too few clusters for any interval, the exact sign-flip
+            test's p-value over the cluster totals; the interval alone is then not
+            enough for Better or Worse.
         margin: a change smaller than this (in score units: 0.01 is 1 point) does not
             matter: an interval within [-margin, +margin] is No change.
         interval_name: what ``score`` is, in the sentence (``interval``, or
             ``confidence sequence`` for a run that stopped early).
+        same_delta: the change of every case, when all (two or more) changed by the
+            same; None when the changes vary.
+        pass_rates_moved: some case's pass rate changed (so "no case changed" is not
+            said when only the scores stayed equal).
+        what: what ``score`` measures, in the sentence: ``score`` or ``pass rate``.
     """
     unit = "points" if points else "score"
     low, high = score.ci_low, score.ci_high
@@ -109,7 +119,9 @@ def decide(
 
     # Every case changed by the same: a zero-width interval says nothing varies, not
     # that the change is certain; the sentence says so instead of "between x and x".
-    flat = score.n >= 2 and high - low < 1e-12
+    flat = same_delta is not None and high - low < 1e-12
+    if margin is not None and margin <= 0:
+        margin = None
 
     def rng(digits: int = 0) -> str:
         lo, hi = format_change(low, points, digits), format_change(high, points, digits)
@@ -128,6 +140,15 @@ def decide(
             high,
             unit,
         )
+    if score.n == 1 and (math.isnan(low) or math.isnan(high)):
+        return Verdict(
+            "Inconclusive",
+            f"too few {score.units} to tell (1): one alone cannot say how much of the change "
+            "is chance.",
+            low,
+            high,
+            unit,
+        )
     if score.n == 0 or math.isnan(low) or math.isnan(high):
         return Verdict(
             "Inconclusive",
@@ -136,15 +157,52 @@ def decide(
             high,
             unit,
         )
-    if flat and abs(low) < 1e-12 and margin is None:
+    unchanged = same_delta is not None and abs(same_delta) < 1e-12 and not pass_rates_moved
+    if unchanged and margin is None:
         return Verdict(
             "Inconclusive",
             "no case changed (every delta is exactly 0): there is no change to tell from "
-            "none; give --margin POINTS to call it No change.",
+            "none; give a margin (--margin POINTS) to call it No change.",
             low,
             high,
             unit,
         )
+    alike = (
+        "scored the same in both runs and passed alike"
+        if what == "score"
+        else "passed alike in both runs"
+    )
+    if unchanged and margin is not None:
+        within = format_change(margin, points, 1 if points and margin < 0.1 else 0).lstrip("+")
+        return Verdict(
+            "No change",
+            f"no case changed: all {f'{score.n:,}' if score.units == 'cases' else 'the'} cases "
+            f"{alike}, "
+            f"so the change is within +/-{within}{' points' if points else ''}.",
+            low,
+            high,
+            unit,
+        )
+
+    def exactly() -> str:
+        if abs(low) < 1e-12:
+            return f"no case's {what} changed"
+        whose = "every case" if what == "score" else f"every case's {what}"
+        return f"{whose} changed by exactly {format_change(low, points, 1)}" + (
+            " points" if points else ""
+        )
+
+    def because() -> str:
+        """Why the change is real: the interval, or when nothing varies, the test."""
+        if not flat:
+            return f"the true change is plausibly {rng(digits)} ({level} {interval_name})"
+        if small_sample_p is not None:
+            return (
+                f"{exactly()}, and an exact sign-flip test over the {score.n} {score.units} "
+                f"finds {format_p(small_sample_p, '.3g')}"
+            )
+        return f"{exactly()} (nothing varies, so there is no interval)"
+
     # One decimal for a narrow interval, or for a bound that would read as 0 but is not.
     near_zero = any(0 < abs(x) < 0.005 for x in (low, high))
     digits = 1 if points and (high - low < 0.1 or near_zero) else 0
@@ -152,18 +210,24 @@ def decide(
         within = format_change(margin, points, 1 if points and margin < 0.1 else 0).lstrip("+")
         return Verdict(
             "No change",
-            f"the true change is within +/-{within}{' points' if points else ''}: plausibly "
-            f"{rng(max(digits, 1) if points else digits)} ({level} {interval_name}).",
+            (
+                f"{exactly()}, so the change is within +/-{within}{' points' if points else ''}."
+                if flat
+                else f"the true change is within +/-{within}{' points' if points else ''}: "
+                f"plausibly {rng(max(digits, 1) if points else digits)} ({level} {interval_name})."
+            ),
             low,
             high,
             unit,
         )
+
     if (high < 0 or low > 0) and small_sample_p is not None and small_sample_p >= alpha:
+        says = exactly() if flat else f"the interval says {rng(digits)}"
         return Verdict(
             "Inconclusive",
-            f"too few cases to tell ({score.n}): the interval says {rng(digits)}, but an "
-            f"exact sign-flip test finds {format_p(small_sample_p, '.3g')}, so this could be "
-            "chance.",
+            f"too few {score.units} to tell ({score.n}): {says}, "
+            f"but an exact sign-flip test over the {score.units} finds "
+            f"{format_p(small_sample_p, '.3g')}, so this could be chance.",
             low,
             high,
             unit,
@@ -171,8 +235,8 @@ def decide(
     if high < 0:
         return Verdict(
             "Worse",
-            f"the candidate scores lower: the true change is plausibly {rng(digits)} "
-            f"({level} {interval_name}).",
+            f"the candidate {'scores lower' if what == 'score' else 'passes less often'}: "
+            f"{because()}.",
             low,
             high,
             unit,
@@ -193,7 +257,8 @@ def decide(
         if costs:
             return Verdict(
                 "Trade-off",
-                f"the candidate scores higher (plausibly {rng(digits)}), but it is "
+                f"the candidate {'scores higher' if what == 'score' else 'passes more often'} "
+                f"(plausibly {rng(digits)}), but it is "
                 f"{' and '.join(costs)}, beyond the tolerance.",
                 low,
                 high,
@@ -201,8 +266,8 @@ def decide(
             )
         return Verdict(
             "Better",
-            f"the candidate scores higher: the true change is plausibly {rng(digits)} "
-            f"({level} {interval_name}).",
+            f"the candidate {'scores higher' if what == 'score' else 'passes more often'}: "
+            f"{because()}.",
             low,
             high,
             unit,

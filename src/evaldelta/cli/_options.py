@@ -118,8 +118,16 @@ def add_statistics_options(p: argparse.ArgumentParser) -> None:
         "--margin",
         type=float,
         metavar="POINTS",
+        default=1.0,
         help="a change smaller than this many points does not matter: an interval within "
-        "+/-POINTS is No change (default: no such verdict)",
+        "+/-POINTS, or runs in which no case changed, is No change (default: 1; 0 for no "
+        "such verdict)",
+    )
+    g.add_argument(
+        "--metric",
+        choices=("score", "pass_rate"),
+        default="score",
+        help="what decides the verdict: the mean score (default) or the pass rate",
     )
     g.add_argument(
         "--min-cases",
@@ -172,18 +180,19 @@ def settings_from(args: argparse.Namespace) -> Any:
         cluster_by=args.cluster_by,
         max_slowdown=args.max_slowdown,
         max_cost_increase=args.max_cost_increase,
-        margin=None if args.margin is None else _margin(args.margin),
+        margin=_margin(args.margin),
         sequential=bool(getattr(args, "sequential", False)),
         min_cases=_min_cases(args.min_cases),
+        metric=args.metric,
     )
 
 
-def _margin(points: float) -> float:
+def _margin(points: float) -> float | None:
     import math
 
     if not (math.isfinite(points) and points >= 0):
         raise UsageError(f"--margin must be a number of points >= 0 (e.g. 1), got {points:g}")
-    return points / 100
+    return points / 100 if points > 0 else None
 
 
 def _min_cases(n: int) -> int:

@@ -50,7 +50,7 @@ examples:
   evaldelta gate baseline.jsonl candidate.jsonl
   evaldelta gate results.jsonl --baseline gpt-4.1 --candidate gpt-5-mini --report report.md
   evaldelta gate results.jsonl --baseline gpt-4.1     every other target against gpt-4.1
-                                                    (Bonferroni); blocks if any blocks
+                                                    (Holm); blocks if any blocks
   evaldelta gate main.jsonl pr.jsonl --block-inconclusive --min-pass-rate 0.85
   evaldelta gate main.jsonl pr.jsonl --block-scorer-regression
 """
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_matrix(args: argparse.Namespace, path: str) -> int:
     """``gate FILE --baseline T``: every other target of a combined file against T, at
-    the Bonferroni-adjusted level, each by the rules of a pairwise gate; blocks when any
+    levels of Holm's step-down, each by the rules of a pairwise gate; blocks when any
     target blocks, cannot judge when none blocks and any cannot be judged."""
     from evaldelta.api import compare_matrix
     from evaldelta.report.markdown import render_matrix_gate_markdown

@@ -167,12 +167,40 @@ def _from_runs(args: argparse.Namespace) -> int:
         raise UsageError("need at least 2 cases in common to estimate variances")
     a, b = c.left.score, c.right.score
     var_a, var_b, cov, corr = paired_variance(a, b)
-    omega2 = max(var_a + var_b - 2 * cov, 0.0)
+    tiny = 1e-20  # float noise of a constant column's variance
+    omega2 = var_a + var_b - 2 * cov
+    omega2 = omega2 if omega2 > tiny else 0.0
     n = len(a)
+    notes: list[str] = []
+    # A run whose scores do not vary has no correlation with anything: say so, and plan
+    # as for independent runs (correlation 0) rather than print a number that is not one.
+    estimable = var_a > tiny and var_b > tiny
+    correlation = f"correlation {corr:.2f}" if estimable else "correlation unknown"
+    if not estimable:
+        corr = 0.0
+        notes.append(
+            "the correlation cannot be estimated: "
+            f"{'the baseline' if var_a <= tiny else 'the candidate'}'s scores do not vary; "
+            "taken as 0"
+        )
+    if omega2 <= 0:
+        if var_a + var_b <= tiny:
+            raise UsageError(
+                f"the scores do not vary in either run ({n:,} common cases), so they say "
+                "nothing about how large a change could be seen; give --baseline-rate and "
+                "--effect instead"
+            )
+        notes.append(
+            "the per-case differences do not vary (the runs agree case by case), so the "
+            "detectable change is worked out as for independent runs (correlation 0)"
+        )
+        omega2 = var_a + var_b
+        correlation += ", taken as 0" if estimable else ""
     mde = minimum_detectable_effect(n, omega2=omega2, alpha=args.alpha, power=args.power)
     lines = [
         f"From {n:,} common cases: score variance {var_a:.4f} (baseline), {var_b:.4f} "
-        f"(candidate), correlation {corr:.2f}; variance of the per-case difference {omega2:.4f}.",
+        f"(candidate), {correlation}; variance of the per-case difference {omega2:.4f}.",
+        *(f"Note: {note}." for note in notes),
         f"With these {n:,} cases the smallest detectable change in mean score is "
         f"{mde.effect:+.4f} (alpha {args.alpha:g}, power {args.power:g}).",
         "",
@@ -198,8 +226,9 @@ def _from_runs(args: argparse.Namespace) -> int:
         "variance_baseline": var_a,
         "variance_candidate": var_b,
         "covariance": cov,
-        "correlation": corr,
+        "correlation": corr if estimable else None,
         "omega2": omega2,
+        "notes": notes,
         "minimum_detectable_effect": mde.to_dict(),
         "table": table,
     }

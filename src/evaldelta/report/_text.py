@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis.comparison import Comparison, MatrixComparison
@@ -14,6 +14,7 @@ from evaldelta.pairing.pairwise import Pairing
 
 if TYPE_CHECKING:
     from evaldelta.analysis import Analysis
+    from evaldelta.stats import Interval
 
 #: What a pairwise renderer formats: a comparison (with statistics and a verdict), or a
 #: plain pairing (the specs' output: cases, wins and losses, mean delta).
@@ -144,3 +145,30 @@ METRIC_FORMATS: dict[str, tuple[str, Callable[[float], str]]] = {
     "input_tokens": ("Tokens in", tokens),
     "output_tokens": ("Tokens out", tokens),
 }
+
+
+def method_text(iv: Interval) -> str:
+    """How an interval was made, in words: ``bootstrap, 10,000 resamples, seed 0``,
+    ``Student's t, 12 cases``."""
+    if iv.method.startswith("bootstrap"):
+        units = " of clusters" if iv.units == "clusters" else ""
+        return f"bootstrap{units}, {iv.resamples:,} resamples, seed {iv.seed}"
+    if iv.method == "t":
+        return f"Student's t, {iv.n:,} {iv.units[:-1] if iv.n == 1 else iv.units}"
+    return iv.method
+
+
+def holm_line(pairs: Sequence[Pairwise], baseline: str, name: Callable[[str], str] = str) -> str:
+    """``Intervals: Holm's step-down for 3 comparisons against base (b at 98.33%, c at
+    97.5%, d at 97.5%).``: each candidate's level, as the procedure set it."""
+    from evaldelta.analysis.verdict import level_text
+
+    levels = [
+        f"{name(p.candidate)} at {level_text(a.figures.level)}"
+        for p in pairs
+        if (a := analysis_of(p)) is not None
+    ]
+    return (
+        f"Intervals: Holm's step-down for {len(pairs)} comparisons against "
+        f"{name(baseline)} ({', '.join(levels)})."
+    )

@@ -36,6 +36,7 @@ from evaldelta.report.markdown import (
     count_lines,
     figure_rows,
     mcnemar_line,
+    one_level,
     sequential_line,
 )
 from evaldelta.report.svg import (
@@ -679,10 +680,10 @@ def render_html_summary(result: Pairwise | Matrix) -> str:
     if isinstance(result, Matrix):
         parts = [_header(result, "evaldelta: N-way comparison", level=3)]
         if result.pairwise:
-            first = next((a for p in result.pairwise if (a := analysis_of(p)) is not None), None)
-            level = f"{level_text(first.figures.level)} CI" if first is not None else "CI"
+            shared = one_level(result.pairwise)
+            level = f"{shared} CI" if shared is not None else "CI"
             columns = ("Comparison", "Wins", "Losses", "Ties", "Mean delta", level, "Verdict")
-            parts.append(_table(columns, [comparison_row(p) for p in result.pairwise]))
+            parts.append(_table(columns, [comparison_row(p, shared) for p in result.pairwise]))
     else:
         parts = [_header(result, "evaldelta: comparison", level=3)]
         a = analysis_of(result)

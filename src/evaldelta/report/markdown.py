@@ -18,6 +18,8 @@ from evaldelta.report._text import (
     Matrix,
     Pairwise,
     analysis_of,
+    holm_line,
+    method_text,
     plural,
     relative_suffix,
     signed_metric,
@@ -90,6 +92,8 @@ def _pct(x: float) -> str:
 def _ci(iv: Interval, scale: float, digits: int) -> str:
     if math.isnan(iv.ci_low):
         return "n/a"
+    if iv.n >= 2 and iv.ci_high - iv.ci_low < 1e-12 * max(1.0, abs(iv.estimate)):
+        return "none: nothing varies"
     return f"[{iv.ci_low * scale:+.{digits}f}, {iv.ci_high * scale:+.{digits}f}]"
 
 
@@ -148,7 +152,11 @@ def figure_rows(a: Analysis) -> list[tuple[str, str, str, str, str]]:
         if m.name == "latency_ms":
             label += " (excluding waits)"
         rel = relative_suffix(m.relative)
-        ci = f"[{signed_metric(m.delta.ci_low, fmt)}, {signed_metric(m.delta.ci_high, fmt)}]"
+        ci = (
+            _ci(m.delta, 1, 0)
+            if _ci(m.delta, 1, 0) in ("n/a", "none: nothing varies")
+            else f"[{signed_metric(m.delta.ci_low, fmt)}, {signed_metric(m.delta.ci_high, fmt)}]"
+        )
         rows.append(
             (
                 label,
@@ -165,9 +173,7 @@ def mcnemar_line(a: Analysis) -> str:
     """McNemar's counts and p-value, and how the mean score's interval was made."""
     f = a.figures
     mc = f.mcnemar
-    method = f.score.method
-    if f.score.resamples:
-        method += f", {f.score.resamples:,} resamples, seed {f.score.seed}"
+    method = method_text(f.score)
     return (
         f"McNemar (exact, two-sided): {mc.improved} improved, {mc.regressed} regressed, "
         f"{format_p(mc.pvalue)} ({f.partly_changed} more changed only partly). "
@@ -188,6 +194,18 @@ def same_change(c: Pairwise) -> str | None:
     if a.figures.points:
         return f"every case changed by exactly {d * 100:+.1f} points"
     return f"every case changed by exactly {d:+.4g}"
+
+
+def same_change_note(same: str, score: Interval) -> str:
+    """What an interval means when every case changed by the same."""
+    if score.ci_high - score.ci_low < 1e-12:
+        why = "the interval has no width because nothing varies, not because the change is certain"
+    else:
+        why = (
+            f"the interval still leaves room for chance: {score.n:,} "
+            f"{score.units} say little about the next ones"
+        )
+    return f"{same[:1].upper()}{same[1:]}: {why}."
 
 
 def sequential_line(a: Analysis) -> str | None:
@@ -263,10 +281,7 @@ def render_markdown(c: Pairwise, *, gate: tuple[int, str] | None = None) -> str:
         lines.append("")
         same = same_change(c)
         if same is not None:
-            lines.append(
-                f"{same[:1].upper()}{same[1:]}: the interval has no width because "
-                "nothing varies, not because the change is certain."
-            )
+            lines.append(same_change_note(same, f.score))
             lines.append("")
         lines.append(mcnemar_line(a))
         sequential = sequential_line(a)
@@ -319,9 +334,12 @@ def render_markdown(c: Pairwise, *, gate: tuple[int, str] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def comparison_row(p: Pairwise) -> tuple[str, str, str, str, str, str, str]:
+def comparison_row(
+    p: Pairwise, shared: str | None = "95%"
+) -> tuple[str, str, str, str, str, str, str]:
     """One pairwise comparison of a matrix as text: (label, wins, losses, ties,
-    mean delta, interval, verdict); the label is not escaped."""
+    mean delta, interval, verdict); the label is not escaped. ``shared``: the level all
+    rows share, or None to write each interval's own."""
     s = p.summary
     label = f"{p.baseline} → {p.candidate}"
     if not p.test_ids:
@@ -330,9 +348,23 @@ def comparison_row(p: Pairwise) -> tuple[str, str, str, str, str, str, str]:
     ci, verdict = "", ""
     if pa is not None:
         scale, digits = (100, 1) if pa.figures.points else (1, 3)
-        ci = _ci(pa.figures.score, scale, digits)
+        ci = _ci_at(pa, scale, digits, shared)
         verdict = pa.verdict.kind
     return (label, str(s.wins), str(s.losses), str(s.ties), f"{s.mean_delta:+.3f}", ci, verdict)
+
+
+def one_level(pairs: Sequence[Pairwise]) -> str | None:
+    """The confidence level every pair shares (``95%``), or None when Holm's step-down
+    set them apart (each interval then says its own)."""
+    levels = {a.figures.level for p in pairs if (a := analysis_of(p)) is not None}
+    return level_text(levels.pop()) if len(levels) == 1 else None
+
+
+def _ci_at(a: Analysis, scale: float, digits: int, shared: str | None) -> str:
+    ci = _ci(a.figures.score, scale, digits)
+    if shared is not None or ci in ("n/a", "none: nothing varies"):
+        return ci
+    return f"{ci} at {level_text(a.figures.level)}"
 
 
 def _matrix_status(m: Matrix) -> str:
@@ -369,9 +401,9 @@ def render_matrix_gate_markdown(
         "",
     ]
     by_candidate = {p.candidate: p for p in m.pairwise if p.baseline == m.baseline}
-    first = next((a for p in by_candidate.values() if (a := analysis_of(p)) is not None), None)
-    level = level_text(first.figures.level) if first is not None else ""
-    lines.append(f"| Target | Verdict | Change | {level} CI | Pass rate | Gate |")
+    shared = one_level(list(by_candidate.values()))
+    level = f"{shared} " if shared is not None else ""
+    lines.append(f"| Target | Verdict | Change | {level}CI | Pass rate | Gate |")
     lines.append("| --- | --- | ---: | --- | --- | --- |")
     for target, _, why in rows:
         p = by_candidate[target]
@@ -386,7 +418,7 @@ def render_matrix_gate_markdown(
             cells = [
                 pa.verdict.kind,
                 f"{_num(f.score.estimate * scale, f'+.{digits}f')}{unit}",
-                _ci(f.score, scale, digits),
+                _ci_at(pa, scale, digits, shared),
                 f"{_pct(rates.baseline.estimate)} → {_pct(rates.candidate.estimate)}",
             ]
         lines.append(f"| {escape(target)} | {' | '.join(cells)} | {escape(why)} |")
@@ -412,30 +444,23 @@ def render_matrix_markdown(m: Matrix) -> str:
     if m.pairwise:
         lines.append("")
         unit = " (points)" if first is not None and first.figures.points else ""
-        level = level_text(first.figures.level) if first is not None else ""
+        shared = one_level(m.pairwise)
+        level = f"{shared} " if shared is not None else ""
         lines.append(
-            f"| Comparison | Wins | Losses | Ties | Mean delta | {level} CI{unit} | Verdict |"
+            f"| Comparison | Wins | Losses | Ties | Mean delta | {level}CI{unit} | Verdict |"
         )
         lines.append("| --- | ---: | ---: | ---: | ---: | --- | --- |")
         for p in m.pairwise:
-            label, *rest = comparison_row(p)
+            label, *rest = comparison_row(p, shared)
             lines.append(f"| {escape(label)} | {' | '.join(rest)} |")
         if first is not None:
             lines.append("")
             if first.figures.comparisons > 1:
-                lines.append(
-                    f"Intervals at {level_text(first.figures.level)} each: Bonferroni for "
-                    f"{first.figures.comparisons} comparisons against {escape(m.baseline or '')}."
-                )
+                lines.append(holm_line(m.pairwise, m.baseline or "", escape))
             else:
                 lines.append(
-                    f"Intervals: {level_text(first.figures.level)}, {first.figures.score.method}"
-                    + (
-                        f", {first.figures.score.resamples:,} resamples, "
-                        f"seed {first.figures.score.seed}."
-                        if first.figures.score.resamples
-                        else "."
-                    )
+                    f"Intervals: {level_text(first.figures.level)}, "
+                    f"{method_text(first.figures.score)}."
                 )
     for p in m.pairwise:
         pa = analysis_of(p)

@@ -22,7 +22,9 @@ from evaldelta.report._text import (
     Style,
     analysis_of,
     clip_list,
+    holm_line,
     ljust,
+    method_text,
     plural,
     printable,
     relative_suffix,
@@ -210,11 +212,19 @@ def _ci(iv: Interval, scale: float, digits: int, unit: str = "") -> str:
     return f"{level_text(iv.level)} CI [{lo:+.{digits}f}{unit}, {hi:+.{digits}f}{unit}]"
 
 
-def _method(iv: Interval) -> str:
-    if iv.method.startswith("bootstrap"):
-        units = " of clusters" if iv.units == "clusters" else ""
-        return f"bootstrap{units}, {iv.resamples:,} resamples, seed {iv.seed}"
-    return iv.method
+def _rate_ci(iv: Interval) -> str:
+    """``[43.9%, 100.0%]``: a pass rate's own interval."""
+    return f"[{iv.ci_low * 100:.1f}%, {iv.ci_high * 100:.1f}%]"
+
+
+def _with_normal(iv: Interval, normal: str, same: str | None) -> str:
+    """The interval's method, and the normal interval beside it where that says
+    something (on few cases it is too narrow to show); that every case changed by the
+    same, when it did."""
+    also = "" if same is None else f"; {same}"
+    if iv.method == "t":
+        return f"({method_text(iv)}{also})"
+    return f"({method_text(iv)}; normal {normal}{also})"
 
 
 def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
@@ -236,7 +246,7 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
             f"{f.score.estimate * scale:+.{digits}f}{unit}   {cs}   "
             f"(anytime-valid confidence sequence, {a.sequential.cases:,} cases in order)"
         )
-    elif (same := same_change(c)) is not None:
+    elif (same := same_change(c)) is not None and f.score.ci_high - f.score.ci_low < 1e-12:
         # Nothing varies: a zero-width "95% CI" would read as certainty about a sample.
         out.append(
             f"{'Mean score:':<14}{f.baseline_mean:.4g} -> {f.candidate_mean:.4g}   "
@@ -248,19 +258,35 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
             f"{f.score.estimate * 100:+.1f} points   {_ci(f.score, 100, 1)}"
         )
         normal = _ci(f.score_normal, 100, 1).replace(" CI ", " ")
-        out.append(f"{'Mean score:':<14}{score}   ({_method(f.score)}; normal {normal})")
+        out.append(f"{'Mean score:':<14}{score}   {_with_normal(f.score, normal, same)}")
     else:
         score = (
             f"{f.baseline_mean:.4g} -> {f.candidate_mean:.4g}   "
             f"{f.score.estimate:+.4g}   {_ci(f.score, 1, 3)}"
         )
         normal = _ci(f.score_normal, 1, 3).replace(" CI ", " ")
-        out.append(f"{'Mean score:':<14}{score}   ({_method(f.score)}; normal {normal})")
+        out.append(f"{'Mean score:':<14}{score}   {_with_normal(f.score, normal, same)}")
     pr = f.pass_rates
     if len(c.left):
+        sides = ""
+        if f.small_sample is not None:
+            # On few cases the change's interval is wide whatever happened: each run's
+            # own interval says how much its rate alone could be off.
+            sides = (
+                f"   (each run's {level_text(pr.baseline.level)} CI: {_rate_ci(pr.baseline)} "
+                f"and {_rate_ci(pr.candidate)})"
+            )
+        ch = pr.change
+        moved = (
+            _ci(ch, 100, 1)
+            if not (ch.n >= 2 and ch.ci_high - ch.ci_low < 1e-12)
+            else "no case's pass rate changed"
+            if abs(ch.estimate) < 1e-12
+            else "every case's pass rate changed by the same"
+        )
         out.append(
             f"{'Pass rate:':<14}{_pct(pr.baseline.estimate)} -> {_pct(pr.candidate.estimate)}   "
-            f"{pr.change.estimate * 100:+.1f} points   {_ci(pr.change, 100, 1)}"
+            f"{ch.estimate * 100:+.1f} points   {moved}{sides}"
         )
     mc = f.mcnemar
     out.append(
@@ -272,12 +298,23 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
         label += ":"
         rel = relative_suffix(metric.relative)
         extra = " per case, excluding waits" if metric.name == "latency_ms" else " per case"
+        d = metric.delta
+        if metric.n >= 2 and d.ci_high - d.ci_low < 1e-12 * max(1.0, abs(d.estimate)):
+            # Nothing varies: no "95% CI [x, x]" that reads as certainty.
+            spread = (
+                "no case changed"
+                if abs(d.estimate) < 1e-12
+                else f"every case changed by exactly {signed_metric(d.estimate, fmt)}"
+            )
+        else:
+            spread = (
+                f"{level_text(d.level)} CI [{signed_metric(d.ci_low, fmt)}, "
+                f"{signed_metric(d.ci_high, fmt)}]"
+                + ("" if d.method.startswith("bootstrap") else f" ({method_text(d)})")
+            )
         out.append(
             f"{label:<14}{fmt(metric.baseline_mean)} -> {fmt(metric.candidate_mean)}{extra}   "
-            f"{signed_metric(metric.delta.estimate, fmt)}{rel}   "
-            f"{level_text(metric.delta.level)} CI [{signed_metric(metric.delta.ci_low, fmt)}, "
-            f"{signed_metric(metric.delta.ci_high, fmt)}]"
-            + ("" if metric.delta.method.startswith("bootstrap") else f" ({metric.delta.method})")
+            f"{signed_metric(d.estimate, fmt)}{rel}   {spread}"
         )
     if a.sequential is not None:
         out.append(f"{'Sequential:':<14}{a.sequential.sentence(f.points)}")
@@ -287,9 +324,16 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
         name_w = max(width(printable(sc.name)) for sc in f.scorers)
         for sc in f.scorers:
             scale, digits, unit = (100, 1, " points") if f.points else (1, 3, "")
+            d = sc.delta
+            flat = d.n >= 2 and d.ci_high - d.ci_low < 1e-12
+            spread = (
+                ("no case changed" if abs(d.estimate) < 1e-12 else "every case the same")
+                if flat
+                else _ci(d, scale, digits)
+            )
             out.append(
                 f"  {ljust(printable(sc.name), name_w)}  "
-                f"{sc.delta.estimate * scale:+.{digits}f}{unit}   {_ci(sc.delta, scale, digits)}   "
+                f"{d.estimate * scale:+.{digits}f}{unit}   {spread}   "
                 f"{sc.improved} improved, {sc.regressed} regressed, {sc.unchanged} unchanged"
             )
     if f.categories:
@@ -307,7 +351,7 @@ def _analysis_lines(c: Pairwise, st: Style) -> list[str]:
     if f.comparisons > 1:
         out.append("")
         out.append(
-            f"Intervals at {level_text(f.level)} each: Bonferroni for "
+            f"Interval at {level_text(f.level)}: Holm's step-down for "
             f"{f.comparisons} comparisons against the baseline."
         )
     out.append("")
@@ -433,13 +477,14 @@ def render_matrix_table(m: Matrix, *, color: bool = False, unicode: bool = True)
         scale_note = " in points" if first.figures.points else ""
         if first.figures.comparisons > 1:
             lines.append(
-                f"Intervals{scale_note} at {level_text(first.figures.level)} each: Bonferroni "
-                f"for {first.figures.comparisons} comparisons against {baseline}."
+                holm_line(m.pairwise, m.baseline or "", printable).replace(
+                    "Intervals:", f"Intervals{scale_note}:"
+                )
             )
         else:
             lines.append(
                 f"Intervals{scale_note}: {level_text(first.figures.level)}, "
-                f"{_method(first.figures.score)}."
+                f"{method_text(first.figures.score)}."
             )
     if m.baseline is not None and len(m.targets) > 1:
         lines.append("")

@@ -11,6 +11,8 @@ from evaldelta.stats.intervals import (
     bootstrap_mean,
     clustered_normal_interval,
     normal_interval,
+    t_interval,
+    t_value,
     wilson_interval,
     z_value,
 )
@@ -36,6 +38,8 @@ __all__ = [
     "normal_interval",
     "paired_variance",
     "sign_flip_test",
+    "t_interval",
+    "t_value",
     "wilson_interval",
     "z_value",
 ]
