@@ -316,6 +316,7 @@ class Run:
             else np.asarray(lines, dtype=np.int64)
         )
         test_ids, test_index = factorize(test_id)
+        _check_blank_ids(test_ids, test_index, source, line_col)
         targets, target_index = factorize(target if target is not None else [None] * n)
         if isinstance(category, Factorized) and category.values == [None]:
             category = None
@@ -690,6 +691,23 @@ def _integral(values: object) -> TypeGuard[IntArray | BoolArray]:
     import numpy as np
 
     return isinstance(values, np.ndarray) and values.dtype.kind in "biu"
+
+
+def _check_blank_ids(
+    test_ids: list[Any], test_index: IntArray, source: str, lines: IntArray | None
+) -> None:
+    """Refuse a test id of white space only, as readers refuse an empty one."""
+    import numpy as np
+
+    blank = next((k for k, t in enumerate(test_ids) if isinstance(t, str) and not t.strip()), None)
+    if blank is None:
+        return
+    i = int(np.flatnonzero(test_index == blank)[0])
+    where = f"{source}:{int(lines[i])}" if lines is not None else f"{source} (record {i + 1})"
+    raise InputError(
+        f'{where}: "test_id" is only white space ({test_ids[blank]!r}); every record needs '
+        "a test id"
+    )
 
 
 def _checked_scores(score: Sequence[float], source: str, lines: IntArray | None) -> FloatArray:

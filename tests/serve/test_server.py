@@ -144,3 +144,50 @@ def test_requests_run_side_by_side(tmp_path: Path, few: FewRuns) -> None:
         for t in threads:
             t.join(timeout=60)
     assert results == [200] * len(paths)
+
+
+def test_idle_and_half_sent_connections_are_cut_off_and_bounded(few: FewRuns) -> None:
+    """Clients that connect and never finish a request are closed after the idle
+    timeout; beyond the bound a client is told "busy" at once; threads stay few."""
+    import socket
+    import time
+
+    dashboard = Dashboard(str(few.path))
+    server = make_server(dashboard, "127.0.0.1", 0, idle_timeout=1.5, max_connections=8)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    idle: list[socket.socket] = []
+    try:
+        before = threading.active_count()
+        started = time.monotonic()
+        for _ in range(40):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends its headers
+            idle.append(s)
+        assert time.monotonic() - started < 1.0  # none waited for the others
+        time.sleep(0.2)
+        # At most 8 handler threads, whatever the number of sockets.
+        assert threading.active_count() - before <= 8
+        # The 32 beyond the bound were told so at once, and closed.
+        for s in idle[8:]:
+            assert s.recv(200).startswith(b"HTTP/1.1 503 Service Unavailable")
+        # A client now is told the same, until the idle ones are cut off...
+        assert request(server.url, "/")[0] == 503
+        for s in idle[:8]:
+            s.settimeout(5)
+            assert s.recv(4096) == b""  # closed by the server after its idle timeout
+        assert time.monotonic() - started < 4.0
+        # ...and then served.
+        status, _, body = request(server.url, "/")
+        assert status == 200
+        assert b"support-v1" in body
+        assert threading.active_count() <= before + 1
+    finally:
+        for s in idle:
+            s.close()
+        server.shutdown()
+        server.server_close()
+        dashboard.close()
+        thread.join(timeout=10)

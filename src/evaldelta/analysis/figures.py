@@ -114,8 +114,9 @@ class PairedMetric:
 
     @property
     def relative(self) -> float:
-        """Relative change of the mean, candidate / baseline - 1 (NaN if baseline is 0)."""
-        if self.baseline_mean == 0 or math.isnan(self.baseline_mean):
+        """Relative change of the mean, candidate / baseline - 1 (NaN when the baseline
+        is 0 or negative: a share of a credit says nothing)."""
+        if not self.baseline_mean > 0:
             return math.nan
         return self.delta.estimate / self.baseline_mean
 

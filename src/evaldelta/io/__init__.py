@@ -181,7 +181,7 @@ def _first_record_fields(head: bytes) -> frozenset[str] | None:
     first = head.lstrip().split(b"\n", 1)[0]
     try:
         record = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return frozenset(record) if isinstance(record, dict) else None
 

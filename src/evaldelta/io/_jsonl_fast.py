@@ -179,12 +179,12 @@ class PlainDecoder:
             try:
                 recs = self.spelled[1].decode_lines(chunk.data)
                 shape = self.spelled[0]
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 pass
         if recs is None:
             try:
                 recs = self.open.decode_lines(chunk.data)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 return None
         n = len(recs)
         if not n or not _agentv.one_object_per_line(chunk, n):

@@ -65,6 +65,13 @@ class ReaderModule(Protocol):
     def sniff(self, path: Path, head: bytes) -> bool: ...
 
 
+#: What a value nested deeper than the decoder (and Python) can follow is called.
+NESTED = (
+    "JSON nested too deeply (arrays or objects inside one another beyond the decoder's "
+    "limit); no results file needs that: check how the file was written"
+)
+
+
 def reader(read: Callable[[Path, ReadOptions], Run]) -> ReadFunction:
     """A reader's ``read`` with the keyword arguments of :class:`ReadFunction`, from a
     function of the path and the :class:`ReadOptions` (each reader writes only that)."""
@@ -77,7 +84,10 @@ def reader(read: Callable[[Path, ReadOptions], Run]) -> ReadFunction:
         mapping: Mapping[str, str] | None = None,
     ) -> Run:
         options = ReadOptions(keep_text, tuple(dict.fromkeys(extra_fields)), dict(mapping or {}))
-        return read(path, options)
+        try:
+            return read(path, options)
+        except RecursionError:  # a nested value decoded after its line was read
+            raise ParseError(str(path), None, NESTED) from None
 
     read_file.__name__ = read.__name__
     read_file.__qualname__ = read.__qualname__
@@ -109,6 +119,8 @@ def decode_document(
     mend it (``mend_syntax`` for broken JSON, when it is said differently)."""
     try:
         return decoder.decode(data)
+    except RecursionError:
+        raise ParseError(src, None, NESTED) from None
     except msgspec.ValidationError as err:
         message = explain_validation(str(err), data, not_an_object=not_an_object, mend=mend)
         raise ParseError(src, None, message) from None
@@ -132,7 +144,7 @@ def decode_lines(
     line is plainly one object, else line by line (see :func:`decode_by_line`)."""
     try:
         found: list[Any] = decoder.decode_lines(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         found = []  # the line-by-line reading names the bad line
     if found and one_object_per_line(data, len(found)):
         return found, range(1, len(found) + 1)
@@ -157,6 +169,8 @@ def decode_by_line(
             found.append(decode(line))
         except ValueError as err:  # msgspec's errors, and json's for lm-eval's NaN
             raise ParseError(src, number, explain(err, line)) from None
+        except RecursionError:
+            raise ParseError(src, number, NESTED) from None
         numbers.append(number)
     return found, numbers
 

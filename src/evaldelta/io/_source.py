@@ -50,6 +50,22 @@ def _resolve(p: Path) -> Path:
             "pass the results file itself"
         )
     if not p.exists():
+        if p.is_symlink():
+            import errno
+            import os
+
+            try:
+                os.stat(p)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise InputError(
+                        f"{p}: a symbolic link that leads back to itself; point it at the "
+                        "results file"
+                    ) from None
+            raise InputError(
+                f"{p}: a symbolic link to {os.readlink(p)}, which does not exist; point it at "
+                "the results file"
+            )
         raise InputError(f"{p}: no such file; check the path (run from the right folder?)")
     if not p.is_file():
         raise InputError(f"{p}: not a regular file")
@@ -117,6 +133,7 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
                     is_break = np.empty(len(buf), dtype=np.bool_)
                 mask = np.equal(np.frombuffer(data, dtype=np.uint8), 10, out=is_break[: len(data)])
                 breaks = np.flatnonzero(mask)
+                check_utf8(str(path), data, first_line)
                 yield LineChunk(data, first_line, breaks)
                 first_line += int(breaks.shape[0])
                 rest = filled - end
@@ -147,7 +164,31 @@ def read_bytes(path: Path) -> bytes:
             ) from exc
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
+    check_utf8(str(path), data)
     return data
+
+
+def check_utf8(src: str, data: bytes | memoryview, first_line: int = 1) -> None:
+    """Refuse bytes that are not UTF-8, naming the line and column: JSON is UTF-8 by
+    definition, and text changed silently would be data lost. (ASCII, most files,
+    is told apart at memory speed and not decoded at all.)"""
+    import numpy as np
+
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if not raw.shape[0] or int(raw.max()) < 0x80:
+        return
+    whole = bytes(data)
+    try:
+        whole.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = first_line + whole.count(b"\n", 0, err.start)
+        column = err.start - whole.rfind(b"\n", 0, err.start)
+        raise ParseError(
+            src,
+            line,
+            f"not valid UTF-8 (byte 0x{whole[err.start]:02x} at column {column}); "
+            "save the file as UTF-8",
+        ) from None
 
 
 @contextmanager

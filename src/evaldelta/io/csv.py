@@ -38,7 +38,7 @@ from typing import Any, cast
 from evaldelta.errors import ParseError
 from evaldelta.io._errors import listed, shown
 from evaldelta.io._reader import NO_RECORDS, ReadOptions, fill_scores, read_content, reader
-from evaldelta.io._source import fingerprint, paused_gc
+from evaldelta.io._source import check_utf8, fingerprint, paused_gc
 from evaldelta.io.mapped import BOOLEAN_WORDS, DEFAULT_NAMES, SCORER_PREFIX, check_mapping
 from evaldelta.model import NUMBER_FIELDS, Run
 
@@ -130,17 +130,8 @@ def _first_line(text: str) -> str:
 
 
 def _decode(src: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - data.rfind(b"\n", 0, err.start)
-        raise ParseError(
-            src,
-            line,
-            f"not valid UTF-8 (byte 0x{data[err.start]:02x} at column {column}); "
-            "save the file as UTF-8",
-        ) from None
+    check_utf8(src, data)
+    return data.decode("utf-8")
 
 
 @contextmanager
@@ -334,8 +325,10 @@ class _Table:
         except ValueError:
             pass  # an empty or a bad cell: the careful loop below
         else:
-            # float() also takes "nan", "inf" and "1_000": not numbers in a results file.
-            if all(map(math.isfinite, parsed)) and "_" not in "".join(cells):
+            # float() also takes "nan", "inf", "1_000" and other scripts' digits ("０.5",
+            # "٠.٥"): not numbers in a results file.
+            joined = "".join(cells)
+            if all(map(math.isfinite, parsed)) and "_" not in joined and joined.isascii():
                 return cast("list[float | None]", parsed)
         values: list[float | None] = []
         for k, cell in enumerate(cells):
@@ -347,8 +340,8 @@ class _Table:
                 value = float(text)
             except ValueError:
                 raise self._bad(k, i, "a number", cell) from None
-            if "_" in text:
-                raise self._bad(k, i, "a number", cell)
+            if "_" in text or not text.isascii():
+                raise self._bad(k, i, "a number (in ASCII digits)", cell)
             if not math.isfinite(value):
                 raise self._bad(k, i, "a finite number", cell)
             values.append(value)

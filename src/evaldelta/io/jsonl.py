@@ -291,7 +291,7 @@ def _general_columns(
     data = chunk.data
     try:
         recs: list[_Record] = decoder.decode_lines(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         recs = []  # the line-by-line reading below names the bad line
     lines: Sequence[int]
     if recs and one_object_per_line(chunk, len(recs)):

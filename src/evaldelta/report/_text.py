@@ -126,11 +126,16 @@ def ms(x: float) -> str:
 
 
 def usd(x: float) -> str:
+    """Dollars, two significant digits however small ($0.0022, $0.000031); a negative
+    amount (a refund or a credit, which records may hold) as -$0.01."""
+    if math.isnan(x):
+        return "n/a"
+    if x < 0:
+        return "-" + usd(-x)
     if x == 0:
         return "$0"
     if x >= 1:
         return f"${x:,.2f}"
-    # Two significant digits however small: $0.0022, $0.000031.
     return f"${x:.{max(2, 1 - math.floor(math.log10(x)))}f}"
 
 
@@ -151,7 +156,7 @@ def method_text(iv: Interval) -> str:
     """How an interval was made, in words: ``bootstrap, 10,000 resamples, seed 0``,
     ``Student's t, 12 cases``."""
     if iv.method.startswith("bootstrap"):
-        units = " of clusters" if iv.units == "clusters" else ""
+        units = f" of {iv.n:,} clusters" if iv.units == "clusters" else ""
         return f"bootstrap{units}, {iv.resamples:,} resamples, seed {iv.seed}"
     if iv.method == "t":
         return f"Student's t, {iv.n:,} {iv.units[:-1] if iv.n == 1 else iv.units}"

@@ -38,6 +38,12 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        # A client that connects and says nothing (or half a request) is cut off after
+        # the server's idle timeout, instead of holding a thread forever.
+        super().setup()
+        self.connection.settimeout(self.server.idle_timeout)
+
     def _answer(self) -> None:
         response = self.server.dashboard.handle(self.command, self.path, self.headers.get("Host"))
         self.send_response(response.status)
@@ -62,17 +68,64 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.dashboard.log(f"{self.address_string()}: {format % args}")
 
 
+#: Seconds a connection may sit without sending a whole request before it is closed.
+IDLE_TIMEOUT_S = 15.0
+#: Connections served at once; one more is answered "503 busy" and closed at once.
+MAX_CONNECTIONS = 64
+
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 39\r\n\r\n"
+    b"evaldelta: too many connections at once"
+)
+
+
 class DashboardServer(ThreadingHTTPServer):
-    """A threading HTTP server answering with a :class:`Dashboard`."""
+    """A threading HTTP server answering with a :class:`Dashboard`: at most
+    ``max_connections`` at once, each closed after ``idle_timeout`` seconds without a
+    request, so idle or half-sent connections cannot pile up threads and memory."""
 
     daemon_threads = True  # Ctrl-C does not wait for a browser's idle connections
+    request_queue_size = 128  # a burst of connections waits to be taken or told "busy"
 
-    def __init__(self, address: tuple[str, int], dashboard: Dashboard) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        dashboard: Dashboard,
+        *,
+        idle_timeout: float = IDLE_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        import threading
+
         host = address[0]
         if ":" in host:
             self.address_family = socket.AF_INET6
         self.dashboard = dashboard
+        self.idle_timeout = idle_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
         super().__init__((host.strip("[]"), address[1]), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def port(self) -> int:
@@ -95,7 +148,14 @@ class DashboardServer(ThreadingHTTPServer):
         self.dashboard.log(f"{client_address[0]}: {type(exc).__name__}: {exc}")
 
 
-def make_server(dashboard: Dashboard, host: str = "127.0.0.1", port: int = 8765) -> DashboardServer:
+def make_server(
+    dashboard: Dashboard,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    idle_timeout: float = IDLE_TIMEOUT_S,
+    max_connections: int = MAX_CONNECTIONS,
+) -> DashboardServer:
     """A server for ``dashboard`` listening on ``host:port`` (port 0: any free port).
 
     Bound to a loopback address, it answers only requests naming a loopback host (a
@@ -106,4 +166,6 @@ def make_server(dashboard: Dashboard, host: str = "127.0.0.1", port: int = 8765)
     """
     if dashboard.allowed_hosts is None and is_loopback(host):
         dashboard.allowed_hosts = frozenset(loopback_names(host))
-    return DashboardServer((host, port), dashboard)
+    return DashboardServer(
+        (host, port), dashboard, idle_timeout=idle_timeout, max_connections=max_connections
+    )

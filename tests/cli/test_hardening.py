@@ -1,0 +1,143 @@
+"""Bad and odd input, end to end through the installed command (issue 15): each is
+refused by file and line in one message with exit code 2, or read by a stated rule;
+never an internal error."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Result
+
+Cli = Callable[..., Result]
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _one_error_line(r: Result) -> str:
+    assert r.code == 2, (r.out, r.err)
+    assert "internal error" not in r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    return lines[0]
+
+
+# 1. A negative cost is a credit or a refund: read, shown with its sign, never a crash.
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html", "json"])
+def test_a_negative_cost_is_a_credit(evaldelta: Cli, tmp_path: Path, fmt: str) -> None:
+    credit = _write(
+        tmp_path / "credit.jsonl",
+        b'{"test_id":"t1","score":0.5,"cost_usd":-1}\n'
+        b'{"test_id":"t2","score":0.8,"cost_usd":0.01}\n',
+    )
+    paid = _write(
+        tmp_path / "paid.jsonl",
+        b'{"test_id":"t1","score":0.5,"cost_usd":0.02}\n'
+        b'{"test_id":"t2","score":0.8,"cost_usd":0.01}\n',
+    )
+    for args in ((credit, credit), (credit, paid), (paid, credit)):
+        r = evaldelta("compare", *args, "--format", fmt)
+        assert r.code == 0, r.err
+    table = evaldelta("compare", credit, paid).out
+    assert "Cost:         -$0.49 -> $0.015 per case   +$0.51   95% CI" in table
+    assert evaldelta("gate", paid, credit).code == 0
+    assert evaldelta("runs", "import", credit, "--store", tmp_path / "s.db").code == 0
+
+
+# 5. Nesting deeper than the decoder follows: named by file and line.
+def test_deep_nesting_is_refused_by_line(evaldelta: Cli, tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    jl = _write(
+        tmp_path / "deep.jsonl",
+        f'{{"test_id":"t0","score":1}}\n{{"test_id":"t1","score":0.5,"output":{deep}}}\n'.encode(),
+    )
+    message = (
+        "JSON nested too deeply (arrays or objects inside one another beyond the decoder's "
+        "limit); no results file needs that: check how the file was written"
+    )
+    assert _one_error_line(evaldelta("compare", jl, jl)) == f"evaldelta: error: {jl}:2: {message}"
+    assert _one_error_line(evaldelta("runs", "import", jl, "--store", tmp_path / "s.db")).endswith(
+        f"{jl}:2: {message}"
+    )
+    doc = _write(tmp_path / "deep.json", f'{{"results": [{deep}]}}'.encode())
+    assert (
+        _one_error_line(evaldelta("compare", doc, doc)) == f"evaldelta: error: {doc}:1: {message}"
+    )
+
+
+# 6. Bytes that are not UTF-8: one behaviour for every command, a refusal by line.
+def test_invalid_utf8_is_refused_by_every_command(evaldelta: Cli, tmp_path: Path) -> None:
+    bad = _write(
+        tmp_path / "bad.jsonl",
+        b'{"test_id":"t1","score":0.5}\n{"test_id":"t2","score":0.5,"output":"ok \xff\xfe"}\n',
+    )
+    expected = (
+        f"evaldelta: error: {bad}:2: not valid UTF-8 (byte 0xff at column 42); save the file "
+        "as UTF-8"
+    )
+    for args in (
+        ("compare", bad, bad),
+        ("gate", bad, bad),
+        ("compare", bad, bad, "--format", "html"),
+        ("runs", "import", bad, "--store", tmp_path / "s.db"),
+    ):
+        assert _one_error_line(evaldelta(*args)) == expected
+    gz = tmp_path / "bad.jsonl.gz"
+    gz.write_bytes(gzip.compress(bad.read_bytes()))
+    assert _one_error_line(evaldelta("compare", gz, gz)).endswith(
+        ":2: not valid UTF-8 (byte 0xff at column 42); save the file as UTF-8"
+    )
+    # Real UTF-8 is of course read.
+    good = _write(
+        tmp_path / "good.jsonl", '{"test_id":"t1","score":0.5,"output":"café ✓"}\n'.encode()
+    )
+    assert evaldelta("compare", good, good).code == 0
+
+
+# 7. Silent choices made loud: a blank test id, digits of other scripts in a CSV.
+def test_a_white_space_test_id_is_refused_like_an_empty_one(evaldelta: Cli, tmp_path: Path) -> None:
+    blank = _write(
+        tmp_path / "blank.jsonl", b'{"test_id":"t1","score":0.5}\n{"test_id":"  ","score":0.5}\n'
+    )
+    assert _one_error_line(evaldelta("compare", blank, blank)) == (
+        f"evaldelta: error: {blank}:2: \"test_id\" is only white space ('  '); every record "
+        "needs a test id"
+    )
+    csv = _write(tmp_path / "blank.csv", b"test_id,score\nt1,0.5\n \t,0.5\n")
+    # A CSV's cells are stripped: a blank one is an empty one there.
+    assert _one_error_line(evaldelta("compare", csv, csv)).endswith(
+        ':3: row has no test id (column "test_id" is empty); every row needs one'
+    )
+
+
+@pytest.mark.parametrize("digits", ["０.5", "٠.٥"])
+def test_csv_numbers_are_ascii_digits(evaldelta: Cli, tmp_path: Path, digits: str) -> None:
+    csv = _write(tmp_path / "s.csv", f"test_id,score\nt1,{digits}\nt2,0.5\n".encode())
+    assert _one_error_line(evaldelta("compare", csv, csv)) == (
+        f'evaldelta: error: {csv}:2: column "score" must be a number (in ASCII digits), '
+        f'got "{digits}"'
+    )
+
+
+# 11. A symbolic link that loops, or leads nowhere, is said to be one.
+def test_a_symlink_loop_is_named(evaldelta: Cli, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    os.symlink(b, a)
+    os.symlink(a, b)
+    assert _one_error_line(evaldelta("compare", a, a)) == (
+        f"evaldelta: error: {a}: a symbolic link that leads back to itself; point it at the "
+        "results file"
+    )
+    dangling = tmp_path / "dangling.jsonl"
+    os.symlink(tmp_path / "gone.jsonl", dangling)
+    assert _one_error_line(evaldelta("compare", dangling, dangling)) == (
+        f"evaldelta: error: {dangling}: a symbolic link to {tmp_path / 'gone.jsonl'}, which "
+        "does not exist; point it at the results file"
+    )
