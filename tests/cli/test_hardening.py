@@ -5,6 +5,7 @@ never an internal error."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -141,3 +142,53 @@ def test_a_symlink_loop_is_named(evaldelta: Cli, tmp_path: Path) -> None:
         f"evaldelta: error: {dangling}: a symbolic link to {tmp_path / 'gone.jsonl'}, which "
         "does not exist; point it at the results file"
     )
+
+
+# 3. One rule for scores in every reader: a number, a boolean or a documented letter;
+# anything else named with its sample (and epoch) and scorer; a null absent for that
+# scorer only.
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _inspect_log(tmp_path: Path, value: object) -> Path:
+    log = json.loads((FIXTURES / "inspect_ai" / "SYNTHETIC_epochs.json").read_text("utf-8"))
+    log["samples"][0]["scores"] = {"match": {"value": "C"}, "judge": {"value": value}}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("value", "shown"), [("X", '"X"'), ("0.5", '"0.5"'), ([1, 0], "[1,0]")])
+def test_an_inspect_value_that_is_no_score_is_refused(
+    evaldelta: Cli, tmp_path: Path, value: object, shown: str
+) -> None:
+    log = _inspect_log(tmp_path, value)
+    assert _one_error_line(evaldelta("compare", log, log)) == (
+        f"evaldelta: error: {log}: sample 'q1', epoch 1: scorer judge = {shown} is not a "
+        "score; Inspect scores are C/I/P/N, yes/no/true/false, numbers, booleans, or dicts "
+        "of them (a null is left out)"
+    )
+
+
+def test_an_inspect_null_is_absent_for_that_scorer_only(evaldelta: Cli, tmp_path: Path) -> None:
+    log = _inspect_log(tmp_path, None)
+    data = json.loads(evaldelta("compare", log, log, "--json").out)
+    assert data["summary"]["matched"] == 2
+    q1 = next(m for m in data["matched"] if m["test_id"] == "q1")
+    # Epoch 1 scores 1.0 on match alone (judge unscored), epoch 2 the mean of its three
+    # scorers (0.75): the case is their mean, nothing dropped but the null.
+    assert q1["score1"] == 0.875
+
+
+def test_a_deepeval_metric_without_a_score_is_absent_not_an_error(
+    evaldelta: Cli, tmp_path: Path
+) -> None:
+    run = json.loads((FIXTURES / "deepeval" / "test_run_sample.json").read_text("utf-8"))
+    run["testCases"][0]["metricsData"][1]["score"] = None
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    r = evaldelta("compare", path, path, "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["summary"]["matched"] == 1  # once "no test ids in common"
+    assert data["statistics"]["scorers"][0]["name"] == "Answer Relevancy"

@@ -102,7 +102,7 @@ def test_epochs_scorers_errors_and_usage() -> None:
     q1a, q1b, q2a, q2b = run.records()
     # Sorted by sample, then epoch, whatever order the zip holds them in.
     assert [(r.test_id, r.attempt) for r in run] == [("q1", 1), ("q1", 2), ("q2", 1), ("q2", 2)]
-    # C/I/P, booleans, "yes", numeric strings; a dict value is one scorer per key.
+    # C/I/P, booleans, "yes", numbers; a dict value is one scorer per key.
     assert dict(q1a.scores) == {"match": 1.0, "judge.accuracy": 1.0, "judge.style": 0.5}
     assert dict(q1b.scores) == {"match": 0.5, "judge.accuracy": 1.0, "judge.style": 0.75}
     assert dict(q2a.scores) == {"match": 0.0, "judge.accuracy": 0.0, "judge.style": 1.0}
@@ -205,22 +205,36 @@ def test_eval_without_header_is_interrupted(tmp_path: Path) -> None:
 def test_score_value_forms(tmp_path: Path) -> None:
     log = _log()
     log["samples"][0]["scores"] = {
-        "flags": {"value": [True, 0, "C"]},
         "unscored": {"value": None},
-        "label": {"value": "B"},
         "graded": {"value": "NO"},
+        "right": {"value": "C"},
+        "flag": {"value": True},
         "mixed": {"value": {"a": None, "b": 2}},
     }
     (r, *_) = inspect_ai.read(_write(tmp_path, log)).records()
-    # Lists by position; null (unscored) and labels that are not scores left out.
-    assert dict(r.scores) == {
-        "flags.0": 1.0,
-        "flags.1": 0.0,
-        "flags.2": 1.0,
-        "graded": 0.0,
-        "mixed.b": 2.0,
-    }
-    assert r.score == pytest.approx(4 / 5)
+    # A null (unscored) leaves that scorer absent for the sample, and only that one.
+    assert dict(r.scores) == {"graded": 0.0, "right": 1.0, "flag": 1.0, "mixed.b": 2.0}
+    assert r.score == pytest.approx(4 / 4)  # the mean of the four present
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("B", '"B"'), ("X", '"X"'), ("0.5", '"0.5"'), ([1, 0], "[1,0]"), ({"a": [1]}, "[1]")],
+)
+def test_a_value_that_is_no_score_is_refused(tmp_path: Path, value: object, shown: str) -> None:
+    """One rule with every reader: not a number, a boolean or a documented letter is an
+    error naming the sample, its epoch and the scorer; nothing is dropped or guessed."""
+    log = _log()
+    log["samples"][0]["scores"] = {"match": {"value": "C"}, "judge": {"value": value}}
+    path = _write(tmp_path, log)
+    with pytest.raises(ParseError) as err:
+        inspect_ai.read(path)
+    scorer = "judge.a" if isinstance(value, dict) else "judge"
+    assert str(err.value) == (
+        f"{path}: sample 'q1', epoch 1: scorer {scorer} = {shown} is not a score; Inspect "
+        "scores are C/I/P/N, yes/no/true/false, numbers, booleans, or dicts of them (a null "
+        "is left out)"
+    )
 
 
 def test_keep_text_false_drops_text() -> None:
@@ -351,8 +365,8 @@ def _broken(log: dict[str, Any], change: str) -> dict[str, Any]:
         ),
         (
             "labels-only",
-            'sample \'q2\', epoch 1: no score is a number (grade = "B"; note.why = "long"); '
-            "Inspect scores are C/I/P/N, numbers, booleans, or dicts of them",
+            "sample 'q2', epoch 1: scorer grade = \"B\" is not a score; Inspect scores are "
+            "C/I/P/N, yes/no/true/false, numbers, booleans, or dicts of them (a null is left out)",
         ),
         (
             "bad-epoch",

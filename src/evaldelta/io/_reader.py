@@ -12,7 +12,7 @@ import msgspec
 
 from evaldelta.errors import ParseError
 from evaldelta.io._errors import explain_decode, explain_validation
-from evaldelta.io._source import read_bytes
+from evaldelta.io._source import check_utf8, read_bytes
 
 if TYPE_CHECKING:
     from evaldelta.model import Run
@@ -103,6 +103,7 @@ def read_content(path: Path, nothing: str = NO_RECORDS) -> tuple[str, bytes]:
     src = str(path)
     if not data or data.isspace():
         raise ParseError(src, None, f"is empty: {nothing}")
+    check_utf8(src, data)
     return src, data
 
 

@@ -150,7 +150,8 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark."""
+    """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark
+    (bytes as they are: a zip is no text; :func:`check_utf8` checks text)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -164,7 +165,6 @@ def read_bytes(path: Path) -> bytes:
             ) from exc
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
-    check_utf8(str(path), data)
     return data
 
 

@@ -340,7 +340,9 @@ class _Table:
                 value = float(text)
             except ValueError:
                 raise self._bad(k, i, "a number", cell) from None
-            if "_" in text or not text.isascii():
+            if "_" in text:
+                raise self._bad(k, i, "a number", cell)
+            if not text.isascii():
                 raise self._bad(k, i, "a number (in ASCII digits)", cell)
             if not math.isfinite(value):
                 raise self._bad(k, i, "a finite number", cell)

@@ -13,8 +13,9 @@ has no repeats: entries with the same ``name`` are attempts of one case. Fields 
   **mean of its metric scores**. The run-level ``metricsScores`` is never read: it
   also gathers the metrics of the trace's spans, which are not scores of the case.
 - passed: the case's ``success``, else whether every metric succeeded.
-- a metric with an ``error`` (or no score) did not run: the record is an infrastructure
-  failure, with the metric's name and error as message. A trace whose status is
+- a metric with an ``error`` did not run: the record is an infrastructure failure, with
+  the metric's name and error as message. A metric whose ``score`` is absent or null
+  (and no error) is absent for that scorer only, as in every reader. A trace whose status is
   ``ERRORED`` is an error of the application (it still counts, with its scores).
 - latency: ``completionTime`` (seconds), else the trace's ``startTime`` to
   ``endTime``; tokens: ``inputTokenCount``/``outputTokenCount``, else the sum over the
@@ -197,11 +198,7 @@ def _test_ids(src: str, cases: list[_TestCase], names: list[str], canon: list[by
 
 def _metric_failures(metrics: list[_Metric]) -> str | None:
     """The metrics that did not run, with their errors; ``None`` when all ran."""
-    failed = [
-        f"{m.name or 'metric'}: {m.error or 'no score'}"
-        for m in metrics
-        if m.error or m.score is None
-    ]
+    failed = [f"{m.name or 'metric'}: {m.error}" for m in metrics if m.error]
     return "; ".join(failed) or None
 
 

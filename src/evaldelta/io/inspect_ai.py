@@ -5,10 +5,12 @@ One record per sample and epoch. What each field means here:
 - test id: the sample's ``id`` (a number becomes a string); attempt: its ``epoch``
 - target: the log's model (``eval.model``)
 - scorers: each entry of the sample's ``scores``. ``"C"``/``"I"``/``"P"``/``"N"`` are
-  1/0/0.5/0, ``yes``/``true`` and ``no``/``false`` 1 and 0, numbers, numeric strings and
-  booleans as they are (Inspect's own ``value_to_float``); a dict value becomes one
-  scorer per key (``judge.accuracy``), a list one per position (``judge.0``); a null
-  value (Inspect's "unscored") and any other string are left out
+  1/0/0.5/0 and ``yes``/``true``/``no``/``false`` 1 and 0 (the letters and words of
+  Inspect's ``value_to_float``), numbers and booleans as they are; a dict value becomes
+  one scorer per key (``judge.accuracy``). A null value (Inspect's "unscored") leaves
+  that scorer absent for the sample. Anything else (another string, even a numeric one
+  such as ``"0.5"``, a list, a nested dict) is an error naming the sample, its epoch and
+  the scorer: the same rule as every reader's, nothing dropped or guessed
 - score: the mean of the sample's scorers (the scorer itself when there is one); an
   attempt with an error and no score scores 0
 - latency: ``total_time`` (seconds, as ms) with ``total_time - working_time`` as
@@ -57,7 +59,7 @@ from evaldelta.io._reader import (
     struct_extra_columns,
     with_extra_fields,
 )
-from evaldelta.io._source import fingerprint, paused_gc, read_bytes
+from evaldelta.io._source import check_utf8, fingerprint, paused_gc, read_bytes
 from evaldelta.model import Run
 
 NAME = "inspect"
@@ -207,6 +209,7 @@ def read(path: Path, options: ReadOptions) -> Run:
         if data.startswith(b"PK\x03\x04"):
             header, samples = _read_eval(src, path, data, sample_type)
         else:
+            check_utf8(src, data)
             header, samples = _read_json(src, data, sample_type)
         return _to_run(src, header, samples, keep_text, extra)
 
@@ -378,6 +381,14 @@ def _to_run(
     scores: list[float] = []
     for i, s in enumerate(samples):
         values, unusable = _scorer_values(s.scores)
+        if unusable:
+            raise ParseError(
+                src,
+                None,
+                f"sample {s.id!r}, epoch {s.epoch}: {unusable[0]} is not a score; Inspect "
+                "scores are C/I/P/N, yes/no/true/false, numbers, booleans, or dicts of them "
+                "(a null is left out)",
+            )
         per_record.append(values)
         if values:
             scores.append(sum(values.values()) / len(values))
@@ -453,16 +464,12 @@ def _as_number(value: Any) -> float | None:
             return 1.0
         if word in ("no", "false"):
             return 0.0
-        try:
-            number = float(word)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
     return None
 
 
 def _scorer_values(scores: dict[str, _Score] | None) -> tuple[dict[str, float], list[str]]:
-    """Scorer name -> number for one sample, and the values that are not numbers."""
+    """Scorer name -> number for one sample, and the values that are not numbers (a
+    null is no value: that scorer is absent for the sample)."""
     values: dict[str, float] = {}
     unusable: list[str] = []
 
@@ -471,16 +478,13 @@ def _scorer_values(scores: dict[str, _Score] | None) -> tuple[dict[str, float], 
         if number is not None:
             values[name] = number
         elif value is not None:
-            unusable.append(f"{name} = {msgspec.json.encode(value).decode()}")
+            unusable.append(f"scorer {name} = {msgspec.json.encode(value).decode()}")
 
     for name, score in (scores or {}).items():
         value = score.value
         if isinstance(value, dict):
             for key, part in value.items():
                 put(f"{name}.{key}", part)
-        elif isinstance(value, list):
-            for pos, part in enumerate(value):
-                put(f"{name}.{pos}", part)
         else:
             put(name, value)
     return values, unusable
@@ -488,11 +492,6 @@ def _scorer_values(scores: dict[str, _Score] | None) -> tuple[dict[str, float], 
 
 def _no_score(sample: _Sample, unusable: list[str]) -> str:
     what = f"sample {sample.id!r}, epoch {sample.epoch}"
-    if unusable:
-        return (
-            f"{what}: no score is a number ({'; '.join(unusable)}); Inspect scores are "
-            "C/I/P/N, numbers, booleans, or dicts of them"
-        )
     return f'{what}: has no "scores" and no "error"; score the log first (inspect score LOG)'
 
 

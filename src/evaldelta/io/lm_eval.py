@@ -54,7 +54,7 @@ from evaldelta.io._reader import (
     struct_extra_columns,
     with_extra_fields,
 )
-from evaldelta.io._source import paused_gc, read_bytes
+from evaldelta.io._source import check_utf8, paused_gc, read_bytes
 from evaldelta.model import Run
 
 NAME = "lm-eval"
@@ -236,7 +236,9 @@ def _head(path: Path, size: int = 4096) -> bytes:
 
 def _read_results(path: Path) -> _Results:
     try:
-        return msgspec.json.decode(read_bytes(path), type=_Results)
+        data = read_bytes(path)
+        check_utf8(str(path), data)
+        return msgspec.json.decode(data, type=_Results)
     except msgspec.ValidationError as err:
         raise ParseError(str(path), None, _explain(str(err), "results file")) from None
     except msgspec.DecodeError as err:
