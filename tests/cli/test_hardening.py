@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -192,3 +192,62 @@ def test_a_deepeval_metric_without_a_score_is_absent_not_an_error(
     data = json.loads(r.out)
     assert data["summary"]["matched"] == 1  # once "no test ids in common"
     assert data["statistics"]["scorers"][0]["name"] == "Answer Relevancy"
+
+
+# 4. A store this user may not write (another's, on a read-only disk) can still be read.
+def _as_another_user(*args: object) -> Result:
+    """The installed command as a user without write access to the store: ``nobody``
+    when the tests run as root (who may write anything), else this user (the files are
+    made read-only)."""
+    import subprocess
+
+    from tests.conftest import EVALDELTA
+
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    command = [*(prefix if os.geteuid() == 0 else []), str(EVALDELTA), *map(str, args)]
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    proc = subprocess.run(
+        command, capture_output=True, text=True, encoding="utf-8", env=env, timeout=60, check=False
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def read_only_store(evaldelta: Cli) -> Iterator[Path]:
+    import shutil
+    import stat
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="evaldelta-ro-"))
+    os.chmod(folder, 0o755)  # pytest's own temporary folders are closed to other users
+    store = folder / "runs.db"
+    for name in ("baseline", "candidate"):
+        r = evaldelta(
+            "runs", "import", FIXTURES / f"{name}.jsonl", "--name", name, "--store", store
+        )
+        assert r.code == 0, r.err
+    os.chmod(store, 0o444)
+    os.chmod(folder, 0o555)
+    yield store
+    os.chmod(folder, stat.S_IRWXU)
+    shutil.rmtree(folder)
+
+
+def test_a_read_only_store_is_read(read_only_store: Path) -> None:
+    store = read_only_store
+    listed = _as_another_user("runs", "list", "--store", store)
+    assert listed.code == 0, listed.err
+    assert "baseline" in listed.out
+    assert "candidate" in listed.out
+    shown = _as_another_user("runs", "show", "baseline", "--store", store)
+    assert shown.code == 0, shown.err
+    compared = _as_another_user("compare", "baseline", "candidate", "--store", store)
+    assert compared.code == 0, compared.err
+    assert "Verdict: Inconclusive." in compared.out
+    exported = _as_another_user("runs", "export", "baseline", "--store", store)
+    assert exported.code == 0, exported.err
+    assert exported.out.count("\n") == 3
+    # Writing still needs write access, and says so.
+    removed = _as_another_user("runs", "rm", "baseline", "--store", store)
+    assert removed.code == 2
+    assert "cannot write to the store" in removed.err

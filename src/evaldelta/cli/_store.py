@@ -40,11 +40,25 @@ def store_path(args: argparse.Namespace) -> str:
     return chosen or DEFAULT_STORE
 
 
-def open_store_of(args: argparse.Namespace, *, create: bool = False) -> RunStore:
-    """The store the options name, opened (created only when ``create``)."""
-    from evaldelta.store import RunStore
+def open_store_of(
+    args: argparse.Namespace, *, create: bool = False, reading: bool = False
+) -> RunStore:
+    """The store the options name, opened (created only when ``create``); for a command
+    that only reads (``reading``), read-only when it may not be written."""
+    return open_store(store_path(args), create=create, reading=reading)
 
-    return RunStore(store_path(args), create=create)
+
+def open_store(path: str, *, create: bool = False, reading: bool = False) -> RunStore:
+    """The store at ``path``; read-only for ``reading`` when this user may not write it
+    (another user's store, a read-only disk): listing, showing, exporting and comparing
+    need no write access."""
+    import os
+
+    from evaldelta.store import RunStore
+    from evaldelta.store.runstore import can_write
+
+    readonly = reading and os.path.exists(path) and not can_write(path)
+    return RunStore(path, create=create, readonly=readonly)
 
 
 #: The first bytes of every SQLite file: what tells a run store from a results file.
@@ -100,11 +114,10 @@ def run_from_store_file(
         InputError: the store holds no runs, or none that ``ref`` names.
         StoreError: the store cannot be read (one of a newer evaldelta, say).
     """
-    from evaldelta.store import RunStore
     from evaldelta.store.runstore import is_id
 
     listing = f"list its runs with `evaldelta runs list --store {path}`"
-    store = RunStore(path, create=False)
+    store = open_store(path, reading=True)
     try:
         if ref is None:
             latest = store.list_runs(limit=1)
@@ -148,7 +161,7 @@ def stored_run(
     path = store_path(args)
     if not os.path.isfile(path):
         return None
-    store = open_store_of(args)
+    store = open_store_of(args, reading=True)
     try:
         rid = store.find(ref)
         if rid is None:

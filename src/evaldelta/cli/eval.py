@@ -285,10 +285,9 @@ def _against(args: argparse.Namespace, seed: int) -> Against:
         raise UsageError(f"--margin must be a number of points >= 0, got {args.margin:g}")
     run_id = None
     if not os.path.lexists(args.against):
-        from evaldelta.cli._store import store_path
-        from evaldelta.store import RunStore
+        from evaldelta.cli._store import open_store, store_path
 
-        with RunStore(store_path(args), create=False) as store:
+        with open_store(store_path(args), reading=True) as store:
             run_id = store.find(args.against)
     return Against.of_run(
         run,

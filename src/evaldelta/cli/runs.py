@@ -207,7 +207,7 @@ def run_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
-    with open_store_of(args) as store:
+    with open_store_of(args, reading=True) as store:
         suite_id: int | None = None
         if args.suite is not None:
             suite = store.find_suite_by_name(args.suite)
@@ -313,7 +313,7 @@ def _with_suites(
 
 
 def run_show(args: argparse.Namespace) -> int:
-    with open_store_of(args) as store:
+    with open_store_of(args, reading=True) as store:
         info = store.info(args.ref)
         # Kept in the store when the run was stored (for the default pass threshold).
         figures = store.summary(info.id, pass_threshold=args.pass_threshold)
@@ -411,7 +411,7 @@ def run_export(args: argparse.Namespace) -> int:
     from evaldelta.store import export_jsonl
 
     with progress_line(args, "reading") as line:
-        with open_store_of(args) as store:
+        with open_store_of(args, reading=True) as store:
             run = store.get_run(args.ref, keep_text=True, progress=line)
         line.step("writing")
         if args.output is None:

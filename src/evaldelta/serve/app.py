@@ -156,8 +156,14 @@ class Dashboard:
     def store(self) -> Iterator[RunStore]:
         """The store, open for one request (a connection is not shared across threads)."""
         from evaldelta.store import RunStore
+        from evaldelta.store.runstore import can_write
 
-        store = RunStore(self.store_path, create=False, timeout=STORE_TIMEOUT)
+        store = RunStore(
+            self.store_path,
+            create=False,
+            timeout=STORE_TIMEOUT,
+            readonly=not can_write(self.store_path),
+        )
         try:
             yield store
         finally:

@@ -238,6 +238,14 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def can_write(path: str | os.PathLike[str]) -> bool:
+    """Whether this process may write the store at ``path`` and its folder (where
+    SQLite keeps the write-ahead log): else it is to be opened for reading only."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    return os.access(p, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
+
+
 class RunStore:
     """Runs kept in an SQLite file: add, read back, list, rename, delete.
 
@@ -252,6 +260,10 @@ class RunStore:
         path: the store's file; created on first use unless ``create`` is false.
         create: create the store (and its folder) when the file does not exist.
         timeout: seconds to wait for another process's import to finish.
+        readonly: open it for reading only (SQLite's ``mode=ro``; ``immutable=1`` when not
+            even its write-ahead log's files can be made): a store on a read-only disk, or
+            another user's, can be listed, shown, exported and compared; anything that
+            writes raises :class:`StoreError`. Never created nor brought up to date.
     """
 
     def __init__(
@@ -260,12 +272,14 @@ class RunStore:
         *,
         create: bool = True,
         timeout: float = BUSY_TIMEOUT,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
         self._name = str(path)
+        self.readonly = readonly
         #: The runs this store is running (see :meth:`begin_run`), by id: their locks.
         self._locks: dict[int, liveness.RunLock] = {}
-        self._conn = self._open(create, timeout)
+        self._conn = self._open_readonly(timeout) if readonly else self._open(create, timeout)
 
     # -- opening ------------------------------------------------------------------
 
@@ -312,6 +326,51 @@ class RunStore:
             raise
         return conn
 
+    def _open_readonly(self, timeout: float) -> sqlite3.Connection:
+        """The store for reading only: ``mode=ro`` where SQLite may make the write-ahead
+        log's shared-memory file, else ``immutable=1`` (a folder no one may write to,
+        where no writer can be either)."""
+        from urllib.parse import quote
+
+        where = self._name
+        if not self.path.exists():
+            raise StoreError(f"no run store at {where}; {NO_STORE_MEND}", option="store")
+        if self.path.is_dir():
+            raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
+        base = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        last: sqlite3.Error | None = None
+        for uri in (base, base + "&immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                last = exc
+                continue
+            try:
+                with self._translated("open"):
+                    version = read_version(conn)
+            except StoreError:
+                conn.close()
+                if uri.endswith("immutable=1"):
+                    raise
+                continue
+            try:
+                check_version(version, where)
+                if version != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{where}: the store is of an older evaldelta (schema {version}) and "
+                        "must be brought up to date before it can be read; open it once with "
+                        "write access (evaldelta runs list --store PATH)",
+                        option="store",
+                    )
+                conn.execute("PRAGMA query_only = ON")
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        raise StoreError(f"{where}: cannot open the run store ({last})")
+
     @contextmanager
     def _translated(self, doing: str) -> Iterator[None]:
         """SQLite's exceptions as :class:`StoreError` saying where and what to do."""
@@ -324,6 +383,12 @@ class RunStore:
                 raise StoreError(
                     f"{where}: the store stayed locked by another process while trying to "
                     f"{doing}; try again when it has finished"
+                ) from exc
+            if self.readonly and ("readonly" in text or "read-only" in text):
+                raise StoreError(
+                    f"{where}: opened for reading only (no write access to it or its "
+                    f"folder), so it cannot {doing}; ask for write access, or copy the store",
+                    option="store",
                 ) from exc
             if "readonly" in text or "read-only" in text:
                 raise StoreError(
