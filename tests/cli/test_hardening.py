@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -251,3 +252,57 @@ def test_a_read_only_store_is_read(read_only_store: Path) -> None:
     removed = _as_another_user("runs", "rm", "baseline", "--store", store)
     assert removed.code == 2
     assert "cannot write to the store" in removed.err
+
+
+# 9. A damaged store is said to be damaged, with what to do; the runs that still read, read.
+def _store_of_four(evaldelta: Cli, tmp_path: Path) -> Path:
+    store = tmp_path / "runs.db"
+    for name in ("a", "b", "c", "d"):
+        before = FIXTURES.parent.parent / "examples" / "agent-versions" / "before.jsonl"
+        assert evaldelta("runs", "import", before, "--name", name, "--store", store).code == 0
+    return store
+
+
+DAMAGED = "the store is damaged: "
+MEND = (
+    "; export the runs that still read (evaldelta runs export ID --store PATH), then "
+    "restore the store from a copy"
+)
+
+
+def test_records_written_over_fail_their_checksum(evaldelta: Cli, tmp_path: Path) -> None:
+    import sqlite3
+
+    store = _store_of_four(evaldelta, tmp_path)
+    with sqlite3.connect(store) as conn:
+        conn.execute(
+            "UPDATE record_columns SET data = randomblob(length(data)) "
+            "WHERE run = 1 AND name = 'score'"
+        )
+    expected = (
+        f"evaldelta: error: {store}: {DAMAGED}run 1's column 'score' fails its checksum{MEND}"
+    )
+    assert _one_error_line(evaldelta("compare", "a", "b", "--store", store)) == expected
+    assert _one_error_line(evaldelta("runs", "export", "a", "--store", store)) == expected
+    # The other runs are untouched, and read.
+    assert evaldelta("compare", "c", "d", "--store", store).code == 0
+    assert evaldelta("runs", "export", "b", "--store", store).out.count("\n") == 180
+
+
+def test_bytes_written_over_the_file_are_found(evaldelta: Cli, tmp_path: Path) -> None:
+    store = _store_of_four(evaldelta, tmp_path)
+    size = store.stat().st_size
+    with open(store, "r+b") as f:
+        f.seek(size // 2)
+        f.write(random.Random(15).randbytes(8192))
+    outcomes = [
+        evaldelta("compare", x, y, "--store", store)
+        for x, y in (("a", "b"), ("b", "c"), ("c", "d"))
+    ]
+    damaged = [r for r in outcomes if r.code == 2]
+    assert damaged, "8 KiB of noise in the middle of the file went unnoticed"
+    for r in damaged:
+        line = _one_error_line(r)
+        assert DAMAGED in line
+        assert line.endswith(MEND)
+    assert all(r.code in (0, 2) and "internal error" not in r.err for r in outcomes)

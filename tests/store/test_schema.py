@@ -89,7 +89,7 @@ def _summary_rows(path: Path) -> list[tuple[int, int, str | None, int]]:
 def test_the_fixture_is_schema_version_1(tmp_path: Path) -> None:
     """The fixture really is the older schema: version 1, without the tables of 2."""
     path = _from_dump(tmp_path / "old.db")
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     assert _version(path) == 1
     assert _tables(path) == {"schema_version", "runs", "record_columns", "sqlite_sequence"}
 
@@ -99,7 +99,7 @@ def test_store_from_schema_version_1_is_read(tmp_path: Path) -> None:
     up to date, and gives back the runs it held."""
     path = _from_dump(tmp_path / "old.db")
     with open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         assert "run_summaries" in _tables(path)
         runs = store.list_runs()
         assert [(r.id, r.name, r.config) for r in runs] == [
@@ -290,7 +290,7 @@ def test_store_from_schema_version_2_is_read(tmp_path: Path) -> None:
     path = _from_dump(tmp_path / "v2.db", STORE_V2)
     kept = _summary_rows(path)
     with open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         assert {"suites", "attempts"} <= _tables(path)
         runs = store.list_runs()
         assert [(r.id, r.name, r.status, r.suite_id, r.suite) for r in runs] == [
@@ -329,7 +329,7 @@ def test_store_from_schema_version_3_is_read(tmp_path: Path) -> None:
     assert migrate(conn, str(path), MIGRATIONS[:3]) == 3
     conn.close()
     with open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         rid = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="old")
         assert store.info(rid).sequential is None
         assert store.get_run(rid).sequential is None

@@ -398,11 +398,22 @@ class RunStore:
                 ) from exc
             raise StoreError(f"{where}: cannot {doing} ({text})") from exc
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc) or "corrupt" in str(exc):
+                raise self._damaged(str(exc)) from exc
             raise StoreError(
                 f"{where}: not a run store evaldelta can read ({exc}); choose another "
                 "file with store=PATH",
                 option="store",
             ) from exc
+
+    def _damaged(self, what: str) -> StoreError:
+        """The error for a store whose file has been damaged (a disk fault, a copy cut
+        short, bytes written over it): what failed, and what to do."""
+        return StoreError(
+            f"{self._name}: the store is damaged: {what}; export the runs that still read "
+            "(evaldelta runs export ID --store PATH), then restore the store from a copy",
+            option="store",
+        )
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
@@ -578,7 +589,8 @@ class RunStore:
         )
         rid = int(cursor.lastrowid or 0)
         conn.executemany(
-            "INSERT INTO record_columns (run, name, first, encoding, data) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO record_columns (run, name, first, encoding, data, crc) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             _rows(rid, counter.count(run, codec.encode_run(run))),
         )
         _keep_summary(conn, rid, _summarise(run, DEFAULT_PASS_THRESHOLD), DEFAULT_PASS_THRESHOLD)
@@ -641,16 +653,22 @@ class RunStore:
         if journal_only:
             run = self._journal_run(stored, records, keep_text=keep_text)
         else:
-            run = codec.decode_run(
-                columns,
-                stored.records,
-                source=stored.label,
-                format=stored.format,
-                status=stored.status,
-                config=stored.config,
-                started_at=stored.started_at,
-                finished_at=stored.finished_at,
-            )
+            try:
+                run = codec.decode_run(
+                    columns,
+                    stored.records,
+                    source=stored.label,
+                    format=stored.format,
+                    status=stored.status,
+                    config=stored.config,
+                    started_at=stored.started_at,
+                    finished_at=stored.finished_at,
+                )
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                # msgspec's DecodeError is a ValueError; numpy's too, for a torn array.
+                raise self._damaged(
+                    f"run {stored.id}'s records do not decode ({type(exc).__name__}: {exc})"
+                ) from None
         run.case_order = order
         run.sequential = stored.sequential
         return run
@@ -669,10 +687,14 @@ class RunStore:
             ).fetchone()
             total = int(row[0])
             progress(0, total)
+        import zlib
+
         columns: dict[str, list[tuple[str, bytes]]] = {}
-        for name, encoding, data in self._conn.execute(
-            f"SELECT name, encoding, data {where} ORDER BY name, first", (stored.id,)
+        for name, encoding, data, crc in self._conn.execute(
+            f"SELECT name, encoding, data, crc {where} ORDER BY name, first", (stored.id,)
         ):
+            if crc is not None and zlib.crc32(data) != crc:
+                raise self._damaged(f"run {stored.id}'s column {name!r} fails its checksum")
             columns.setdefault(name, []).append((encoding, data))
             if progress is not None:
                 done += len(data)
@@ -1082,8 +1104,8 @@ class RunStore:
             if records:
                 run = self._journal_run(stored, records, status=status)
                 conn.executemany(
-                    "INSERT INTO record_columns (run, name, first, encoding, data) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO record_columns (run, name, first, encoding, data, crc) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     _rows(rid, codec.encode_run(run)),
                 )
                 _keep_summary(
@@ -1252,8 +1274,10 @@ class _WriteProgress:
 
 
 def _rows(rid: int, chunks: Iterable[codec.Chunk]) -> Iterator[tuple[Any, ...]]:
+    import zlib
+
     for chunk in chunks:
-        yield (rid, chunk.name, chunk.first, chunk.encoding, chunk.data)
+        yield (rid, chunk.name, chunk.first, chunk.encoding, chunk.data, zlib.crc32(chunk.data))
 
 
 def open_store(path: str | os.PathLike[str] = DEFAULT_STORE, *, create: bool = True) -> RunStore:

@@ -119,6 +119,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # how they went (a JSON object: settled or not, the verdict, after how many cases,
     # alpha, margin, what was not spent); status 'stopped early' when they settled.
     ("ALTER TABLE runs ADD COLUMN sequential TEXT",),
+    # Version 5: a CRC-32 of every stored chunk, checked when it is read, so that a
+    # damaged store is said to be damaged instead of read as other numbers (NULL: a
+    # chunk written before version 5, read unchecked).
+    ("ALTER TABLE record_columns ADD COLUMN crc INTEGER",),
 )
 
 #: The version this evaldelta writes.
