@@ -306,3 +306,44 @@ def test_bytes_written_over_the_file_are_found(evaldelta: Cli, tmp_path: Path) -
         assert DAMAGED in line
         assert line.endswith(MEND)
     assert all(r.code in (0, 2) and "internal error" not in r.err for r in outcomes)
+
+
+# 8. A disk that cannot take the run: said so, and nothing is stored.
+def test_a_full_disk_stores_nothing_and_says_so(tmp_path: Path) -> None:
+    import resource
+    import signal
+    import subprocess
+
+    from tests.conftest import EVALDELTA
+
+    big = tmp_path / "big.jsonl"
+    rng = random.Random(8)
+    with big.open("w", encoding="utf-8") as f:
+        for i in range(20_000):
+            f.write(json.dumps({"test_id": f"q{i}", "score": rng.random(), "output": "y" * 90}))
+            f.write("\n")
+    store = tmp_path / "runs.db"
+
+    def small_disk() -> None:  # the file size limit: a disk that fills at 300 kB
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    proc = subprocess.run(
+        [str(EVALDELTA), "runs", "import", str(big), "--store", str(store)],
+        preexec_fn=small_disk,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    line = _one_error_line(Result(proc.returncode, proc.stdout, proc.stderr))
+    assert line.startswith(f"evaldelta: error: {store}: the disk ")
+    assert line.endswith(
+        "while trying to store the run; nothing was stored: free some space (or check the "
+        "disk) and try again"
+    )
+    listed = subprocess.run(
+        [str(EVALDELTA), "runs", "list", "--store", str(store)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert listed.stdout.startswith("No runs in ")

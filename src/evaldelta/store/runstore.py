@@ -384,6 +384,18 @@ class RunStore:
                     f"{where}: the store stayed locked by another process while trying to "
                     f"{doing}; try again when it has finished"
                 ) from exc
+            if "disk is full" in text or "disk I/O error" in text:
+                cause = (
+                    "the disk is full"
+                    if "full" in text
+                    else "the disk could not be written (full, past the file size limit, or "
+                    "failing)"
+                )
+                raise StoreError(
+                    f"{where}: {cause} while trying to {doing}; nothing was stored: free some "
+                    "space (or check the disk) and try again",
+                    option="store",
+                ) from exc
             if self.readonly and ("readonly" in text or "read-only" in text):
                 raise StoreError(
                     f"{where}: opened for reading only (no write access to it or its "
@@ -425,7 +437,10 @@ class RunStore:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite rolls back by itself on some errors (a full disk): then there is
+                # nothing left to roll back, and the first error is the one to say.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
