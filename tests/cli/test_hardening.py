@@ -347,3 +347,48 @@ def test_a_full_disk_stores_nothing_and_says_so(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert listed.stdout.startswith("No runs in ")
+
+
+# 2. Small compressed files that unpack to gigabytes are refused by name, early.
+def test_a_gzip_bomb_line_is_refused_early(evaldelta: Cli, tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        f.write(b'{"test_id":"t1","score":0.5,"output":"')
+        block = b"a" * (1 << 24)
+        for _ in range(20):  # 320 MiB of one line, in about 300 kB
+            f.write(block)
+        f.write(b'"}\n')
+    assert bomb.stat().st_size < 1_000_000
+    for args in (("compare", bomb, bomb), ("runs", "import", bomb, "--store", tmp_path / "s.db")):
+        assert _one_error_line(evaldelta(*args)).endswith(
+            f"{bomb}:1: a line longer than 256 MiB: no results record is that long; if this "
+            "one is, raise the limit (EVALDELTA_MAX_LINE_MB)"
+        )
+
+
+def test_the_limits_can_be_raised_and_lowered(evaldelta: Cli, tmp_path: Path) -> None:
+    long_line = _write(
+        tmp_path / "long.jsonl",
+        b'{"test_id":"t1","score":0.5,"output":"' + b"a" * 3_000_000 + b'"}\n'
+        b'{"test_id":"t2","score":0.7}\n',
+    )
+    low = evaldelta("compare", long_line, long_line, env={"EVALDELTA_MAX_LINE_MB": "1"})
+    assert "a line longer than 1 MiB" in _one_error_line(low)
+    assert evaldelta("compare", long_line, long_line, env={"EVALDELTA_MAX_LINE_MB": "8"}).code == 0
+    packed = tmp_path / "many.jsonl.gz"
+    with gzip.open(packed, "wb") as f:
+        for i in range(60_000):
+            f.write(b'{"test_id":"q%d","score":0.5}\n' % i)
+    small = evaldelta("compare", packed, packed, env={"EVALDELTA_MAX_UNPACKED_MB": "1"})
+    assert _one_error_line(small) == (
+        f"evaldelta: error: {packed}: unpacks to more than 1 MiB: refused before it fills the "
+        "memory; if the file truly is that large, raise the limit (EVALDELTA_MAX_UNPACKED_MB)"
+    )
+    # An Inspect log's member is held to the same bound as a line.
+    log = FIXTURES / "inspect_ai" / "SYNTHETIC_epochs.eval"
+    member = evaldelta("compare", log, log, env={"EVALDELTA_MAX_LINE_MB": "0.001"})
+    assert " is longer than 0 MiB" in _one_error_line(member)
+    bad = evaldelta("compare", log, log, env={"EVALDELTA_MAX_LINE_MB": "lots"})
+    assert _one_error_line(bad) == (
+        "evaldelta: error: EVALDELTA_MAX_LINE_MB must be a number of MiB > 0, got 'lots'"
+    )

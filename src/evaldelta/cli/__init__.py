@@ -138,6 +138,27 @@ def error_message(exc: EvalDeltaError) -> str:
     return text
 
 
+def _limits_from_environment() -> None:
+    """``EVALDELTA_MAX_LINE_MB`` / ``EVALDELTA_MAX_UNPACKED_MB``: the readers' bounds on
+    one line (or archive member) and on what a compressed file unpacks to, raised for
+    a file that truly is that large."""
+    names = {"EVALDELTA_MAX_LINE_MB": "line_bytes", "EVALDELTA_MAX_UNPACKED_MB": "unpacked_bytes"}
+    given = {name: os.environ[name] for name in names if os.environ.get(name)}
+    if not given:
+        return
+    from evaldelta.errors import UsageError
+    from evaldelta.io._source import LIMITS
+
+    for name, text in given.items():
+        try:
+            mb = float(text)
+        except ValueError:
+            mb = -1.0
+        if not mb > 0:
+            raise UsageError(f"{name} must be a number of MiB > 0, got {text!r}")
+        setattr(LIMITS, names[name], int(mb * 2**20))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -149,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return EXIT_CANNOT_JUDGE
         args.argv = args_list
+        _limits_from_environment()
         code: int = args.run(args)
         return code
     except KeyboardInterrupt:

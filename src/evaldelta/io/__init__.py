@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from evaldelta.errors import ParseError, UnknownFormatError
-from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
+from evaldelta.io._source import LIMITS, RUN_DIR_INDEXES, Limits, read_bytes, resolve
 from evaldelta.model import Run
 
 if TYPE_CHECKING:
     from evaldelta.io._reader import ReaderModule
 
-__all__ = ["READERS", "formats", "load"]
+__all__ = ["LIMITS", "READERS", "Limits", "formats", "load"]
 
 
 class Reader(NamedTuple):

@@ -6,8 +6,9 @@ import gc
 import gzip
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -36,6 +37,57 @@ def unreadable(path: Path, exc: OSError, what: str = "cannot read") -> InputErro
             f"{path}: permission denied; check the file's permissions ({exc.strerror})"
         )
     return InputError(f"{path}: {what} ({exc.strerror or exc})")
+
+
+@dataclass
+class Limits:
+    """How much a results file may unpack to, and how long one line (or one member of
+    an archive) may be: generous bounds that no real results file meets, so that a
+    small hostile file (1 MB of gzip holding a 1 GiB line) is refused by name before
+    it takes the machine's memory. Raise them for a file that truly is that large:
+    ``evaldelta.io.LIMITS.line_bytes = ...`` (on the command line,
+    ``EVALDELTA_MAX_LINE_MB`` and ``EVALDELTA_MAX_UNPACKED_MB``)."""
+
+    line_bytes: int = 256 * 2**20
+    unpacked_bytes: int = 64 * 2**30
+
+
+#: The limits every reader keeps to.
+LIMITS = Limits()
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def line_too_long(src: str, line: int | None, what: str = "a line") -> ParseError:
+    return ParseError(
+        src,
+        line,
+        f"{what} longer than {_mb(LIMITS.line_bytes)}: no results record is that long; if "
+        "this one is, raise the limit (EVALDELTA_MAX_LINE_MB)",
+    )
+
+
+def unpacked_too_large(src: str, what: str = "unpacks") -> ParseError:
+    return ParseError(
+        src,
+        None,
+        f"{what} to more than {_mb(LIMITS.unpacked_bytes)}: refused before it fills the "
+        "memory; if the file truly is that large, raise the limit (EVALDELTA_MAX_UNPACKED_MB)",
+    )
+
+
+def read_bounded(fh: Any, limit: int, too_large: Callable[[], ParseError]) -> bytes:
+    """All of ``fh`` (an unpacking stream), refused past ``limit`` bytes."""
+    pieces: list[bytes] = []
+    total = 0
+    while piece := fh.read(min(CHUNK_SIZE, limit + 1 - total) or 1):
+        pieces.append(piece)
+        total += len(piece)
+        if total > limit:
+            raise too_large()
+    return b"".join(pieces)
 
 
 def _resolve(p: Path) -> Path:
@@ -109,6 +161,7 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
             filled = 0  # bytes of buf holding content not yet handed out
             start = 0  # where content starts in buf (after a byte-order mark)
             first_line = 1
+            unpacked = 0
             at_start = eof = False
             while True:
                 while not eof and filled < len(buf):
@@ -116,6 +169,9 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
                         got = fh.readinto(free[filled:])
                     eof = not got
                     filled += got or 0
+                    unpacked += got or 0
+                if unpacked > LIMITS.unpacked_bytes:
+                    raise unpacked_too_large(str(path))
                 if not at_start:
                     at_start = True
                     if buf.startswith(b"\xef\xbb\xbf"):
@@ -124,6 +180,8 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
                 if end <= start:
                     if eof:
                         return
+                    if filled - start >= LIMITS.line_bytes:
+                        raise line_too_long(str(path), first_line)
                     grown = bytearray(2 * len(buf))  # a line longer than the buffer
                     grown[:filled] = buf[:filled]
                     buf = grown
@@ -133,6 +191,7 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
                     is_break = np.empty(len(buf), dtype=np.bool_)
                 mask = np.equal(np.frombuffer(data, dtype=np.uint8), 10, out=is_break[: len(data)])
                 breaks = np.flatnonzero(mask)
+                _check_line_lengths(str(path), breaks, len(data), first_line)
                 check_utf8(str(path), data, first_line)
                 yield LineChunk(data, first_line, breaks)
                 first_line += int(breaks.shape[0])
@@ -149,6 +208,16 @@ def iter_line_chunks(path: Path, size: int | None = None) -> Iterator[LineChunk]
         ) from exc
 
 
+def _check_line_lengths(src: str, breaks: IntArray, size: int, first_line: int) -> None:
+    """Refuse a piece holding a line longer than the limit, naming the line."""
+    import numpy as np
+
+    ends = np.concatenate(([-1], breaks, [size - 1])) if size else np.zeros(1, dtype=np.int64)
+    lengths = np.diff(ends)
+    if lengths.shape[0] and int(lengths.max()) > LIMITS.line_bytes:
+        raise line_too_long(src, first_line + int(np.argmax(lengths)))
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's content, gunzipped when it is gzip, without a UTF-8 byte-order mark
     (bytes as they are: a zip is no text; :func:`check_utf8` checks text)."""
@@ -157,8 +226,13 @@ def read_bytes(path: Path) -> bytes:
     except OSError as exc:
         raise unreadable(path, exc) from exc
     if data[:2] == b"\x1f\x8b":
+        import io
+
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+                data = read_bounded(
+                    fh, LIMITS.unpacked_bytes, lambda: unpacked_too_large(str(path))
+                )
         except (OSError, EOFError, zlib.error) as exc:
             raise ParseError(
                 str(path), None, f"is not a readable gzip file ({exc}); re-create or gunzip it"

@@ -59,7 +59,15 @@ from evaldelta.io._reader import (
     struct_extra_columns,
     with_extra_fields,
 )
-from evaldelta.io._source import check_utf8, fingerprint, paused_gc, read_bytes
+from evaldelta.io._source import (
+    LIMITS,
+    check_utf8,
+    fingerprint,
+    line_too_long,
+    paused_gc,
+    read_bounded,
+    read_bytes,
+)
 from evaldelta.model import Run
 
 NAME = "inspect"
@@ -287,7 +295,11 @@ def _decode_member(
     src: str, archive: zipfile.ZipFile, name: str, decoder: msgspec.json.Decoder[Any]
 ) -> Any:
     try:
-        raw = archive.read(name)
+        # The member's stated size can lie: read at most the limit, and refuse past it.
+        with archive.open(name) as fh:
+            raw = read_bounded(
+                fh, LIMITS.line_bytes, lambda: line_too_long(src, None, f"member {name} is")
+            )
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
         raise ParseError(
             src, None, f"{name}: cannot be unpacked ({exc}); copy the log again"

@@ -85,7 +85,8 @@ class DashboardServer(ThreadingHTTPServer):
     ``max_connections`` at once, each closed after ``idle_timeout`` seconds without a
     request, so idle or half-sent connections cannot pile up threads and memory."""
 
-    daemon_threads = True  # Ctrl-C does not wait for a browser's idle connections
+    daemon_threads = True  # Ctrl-C does not wait for a browser's idle connections...
+    block_on_close = False  # ...nor does closing the server (it would join every thread)
     request_queue_size = 128  # a burst of connections waits to be taken or told "busy"
 
     def __init__(
