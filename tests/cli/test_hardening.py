@@ -392,3 +392,20 @@ def test_the_limits_can_be_raised_and_lowered(evaldelta: Cli, tmp_path: Path) ->
     assert _one_error_line(bad) == (
         "evaldelta: error: EVALDELTA_MAX_LINE_MB must be a number of MiB > 0, got 'lots'"
     )
+
+
+def test_a_test_id_as_a_number_and_as_a_string_is_refused(evaldelta: Cli, tmp_path: Path) -> None:
+    mixed = _write(
+        tmp_path / "mixed.jsonl",
+        b'{"test_id":"2","score":0.8}\n{"test_id":1,"score":0.5}\n{"test_id":"1","score":0.8}\n',
+    )
+    assert _one_error_line(evaldelta("compare", mixed, mixed)) == (
+        f'evaldelta: error: {mixed}:2: "test_id" is the number 1 here and the string "1" '
+        "elsewhere: they would be read as one case; write every test id the same way (as a "
+        "string)"
+    )
+    # Numbers alone are test ids as good as strings.
+    numbers = _write(
+        tmp_path / "numbers.jsonl", b'{"test_id":1,"score":0.5}\n{"test_id":2,"score":0.8}\n'
+    )
+    assert evaldelta("compare", numbers, numbers).code == 0

@@ -218,7 +218,7 @@ def read(
     extra = tuple(dict.fromkeys(extra_fields))
     decoder = _decoder(keep_text, extra)
     plain = _PlainDecoder(keep_text, _MAX_PLAIN_MISSES) if fast and not extra else None
-    factorizers = {"test_id": Factorizer(), "target": Factorizer(), "category": Factorizer()}
+    factorizers = {"test_id": _Ids(), "target": Factorizer(), "category": Factorizer()}
     columns = _Columns(_file_size(path), keep_text)
     with paused_gc():
         for chunk in iter_line_chunks(path):
@@ -229,7 +229,36 @@ def read(
                 columns.add(part, len(chunk.data))
     if not columns.size:
         raise ParseError(src, None, f"is empty: {NO_RECORDS}")
-    return columns.run(src, factorizers)
+    run = columns.run(src, factorizers)
+    _check_id_types(src, run, factorizers["test_id"])
+    return run
+
+
+class _Ids(Factorizer):
+    """The test ids' factorizer, which also counts the ids written as numbers (id ->
+    [records, first line]): ``1`` and ``"1"`` must not quietly become one case."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: dict[str, list[int]] = {}
+
+
+def _check_id_types(src: str, run: Run, ids: Factorizer) -> None:
+    """Refuse an id written as a number on some records and as a string on others."""
+    if not isinstance(ids, _Ids) or not ids.numbers:
+        return
+    import numpy as np
+
+    counts = np.bincount(run.test_index, minlength=len(run.test_ids))
+    for code, tid in enumerate(run.test_ids):
+        seen = ids.numbers.get(tid)
+        if seen is not None and int(counts[code]) > seen[0]:
+            raise ParseError(
+                src,
+                seen[1],
+                f'"test_id" is the number {tid} here and the string "{tid}" elsewhere: they '
+                "would be read as one case; write every test id the same way (as a string)",
+            )
 
 
 def from_records(
@@ -253,7 +282,7 @@ def from_records(
     data = msgspec.json.Encoder().encode_lines(list(records))
     view = memoryview(data)
     breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    factorizers = {"test_id": Factorizer(), "target": Factorizer(), "category": Factorizer()}
+    factorizers = {"test_id": _Ids(), "target": Factorizer(), "category": Factorizer()}
     columns = _Columns(len(data), keep_text)
     with paused_gc():
         part = _general_columns(
@@ -407,6 +436,11 @@ def _chunk_columns(
             'record has no "test_id" (nor "eval_id" or "testId"); every record needs one',
         )
     if not all(type(t) is str for t in test_ids):
+        ids = factorizers["test_id"]
+        if isinstance(ids, _Ids):
+            for t, line in zip(test_ids, lines, strict=True):
+                if type(t) is not str:
+                    ids.numbers.setdefault(str(t), [0, line])[0] += 1
         test_ids = [str(t) for t in test_ids]
     if "" in test_ids:
         i = test_ids.index("")

@@ -292,6 +292,14 @@ def _read_samples(
     src, data = read_content(file, "no samples to compare; check lm-eval ran with --log_samples")
     samples, lines = _decode(src, data, sample_type)
     names = _metric_names(src, data, samples, lines)
+    odd = next((n for n in names if any(c in n for c in '"\\') or not n.isprintable()), None)
+    if odd is not None:
+        raise ParseError(
+            src,
+            None,
+            f"a metric is named {odd!r}: a quote, a backslash or a control character in a "
+            "metric's name is not lm-eval's; pass the samples file as lm-eval wrote it",
+        )
     metric_type = msgspec.defstruct(
         "_Metrics",
         [(f"m{i}", Any, msgspec.UNSET) for i in range(len(names))],
