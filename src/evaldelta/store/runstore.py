@@ -374,49 +374,52 @@ class RunStore:
     @contextmanager
     def _translated(self, doing: str) -> Iterator[None]:
         """SQLite's exceptions as :class:`StoreError` saying where and what to do."""
-        where = self._name
         try:
             yield
         except sqlite3.OperationalError as exc:
-            text = str(exc)
-            if "locked" in text or "busy" in text:
-                raise StoreError(
-                    f"{where}: the store stayed locked by another process while trying to "
-                    f"{doing}; try again when it has finished"
-                ) from exc
-            if "disk is full" in text or "disk I/O error" in text:
-                cause = (
-                    "the disk is full"
-                    if "full" in text
-                    else "the disk could not be written (full, past the file size limit, or "
-                    "failing)"
-                )
-                raise StoreError(
-                    f"{where}: {cause} while trying to {doing}; nothing was stored: free some "
-                    "space (or check the disk) and try again",
-                    option="store",
-                ) from exc
-            if self.readonly and ("readonly" in text or "read-only" in text):
-                raise StoreError(
-                    f"{where}: opened for reading only (no write access to it or its "
-                    f"folder), so it cannot {doing}; ask for write access, or copy the store",
-                    option="store",
-                ) from exc
-            if "readonly" in text or "read-only" in text:
-                raise StoreError(
-                    f"{where}: cannot write to the store ({text}); check the file's "
-                    "permissions, or choose another store with store=PATH",
-                    option="store",
-                ) from exc
-            raise StoreError(f"{where}: cannot {doing} ({text})") from exc
+            message, option = self._explained(str(exc), doing)
+            raise StoreError(f"{self._name}: {message}", option=option) from exc
         except sqlite3.DatabaseError as exc:
             if "malformed" in str(exc) or "corrupt" in str(exc):
                 raise self._damaged(str(exc)) from exc
             raise StoreError(
-                f"{where}: not a run store evaldelta can read ({exc}); choose another "
+                f"{self._name}: not a run store evaldelta can read ({exc}); choose another "
                 "file with store=PATH",
                 option="store",
             ) from exc
+
+    def _explained(self, text: str, doing: str) -> tuple[str, str | None]:
+        """What SQLite's ``text`` means for a user, and the parameter to mend, if any."""
+        if "locked" in text or "busy" in text:
+            return (
+                f"the store stayed locked by another process while trying to {doing}; try "
+                "again when it has finished",
+                None,
+            )
+        if "disk is full" in text or "disk I/O error" in text:
+            cause = (
+                "the disk is full"
+                if "full" in text
+                else "the disk could not be written (full, past the file size limit, or failing)"
+            )
+            return (
+                f"{cause} while trying to {doing}; nothing was stored: free some space (or "
+                "check the disk) and try again",
+                "store",
+            )
+        if "readonly" in text or "read-only" in text:
+            if self.readonly:
+                return (
+                    "opened for reading only (no write access to it or its folder), so it "
+                    f"cannot {doing}; ask for write access, or copy the store",
+                    "store",
+                )
+            return (
+                f"cannot write to the store ({text}); check the file's permissions, or "
+                "choose another store with store=PATH",
+                "store",
+            )
+        return f"cannot {doing} ({text})", None
 
     def _damaged(self, what: str) -> StoreError:
         """The error for a store whose file has been damaged (a disk fault, a copy cut
