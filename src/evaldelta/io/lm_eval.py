@@ -527,12 +527,18 @@ def _times(results: _Results) -> tuple[str | None, str | None]:
     """Start (``date``, a Unix time) and end (plus the evaluation's duration)."""
     if results.date is None:
         return None, None
-    start = datetime.fromtimestamp(results.date, tz=timezone.utc)
+    try:
+        start = datetime.fromtimestamp(results.date, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):  # no calendar holds it: unknown
+        return None, None
     try:
         seconds = float(results.total_evaluation_time_seconds or "nan")
     except ValueError:
         seconds = math.nan
-    end = start + timedelta(seconds=seconds) if math.isfinite(seconds) else None
+    try:
+        end = start + timedelta(seconds=seconds) if math.isfinite(seconds) else None
+    except OverflowError:
+        end = None
     return start.isoformat(), end.isoformat() if end is not None else None
 
 

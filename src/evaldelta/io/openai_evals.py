@@ -622,9 +622,7 @@ def _items_to_run(
         if len(values) == 1 and None not in values:
             config[setting] = values.pop()
     stamps = [it.created_at for it in items if it.created_at is not None]
-    started_at = (
-        datetime.fromtimestamp(min(stamps), tz=timezone.utc).isoformat() if stamps else None
-    )
+    started_at = _iso_time(min(stamps)) if stamps else None
 
     return Run.from_columns(
         source=src,
@@ -646,3 +644,11 @@ def _items_to_run(
         config=config,
         started_at=started_at,
     )
+
+
+def _iso_time(seconds: float) -> str | None:
+    """A Unix time as ISO 8601; None for one no calendar holds (as the JSONL reader)."""
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return None
