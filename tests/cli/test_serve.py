@@ -147,3 +147,32 @@ def test_help(evaldelta: Cli) -> None:
         assert option in r.out
     assert "/compare?baseline=3&candidate=7" in r.out
     assert "serve" in evaldelta("--help").out
+
+
+def test_idle_clients_are_bounded_and_cut_off(few: FewRuns) -> None:
+    """Half-sent requests hold no thread forever (issue 15, 10): past the bound a client
+    is told "503 busy" at once, idle ones are closed after the idle timeout, and the
+    dashboard then serves others as before."""
+    args = ("--store", str(few.path), "--max-connections", "8", "--idle-timeout", "1.5")
+    with serve(*args) as served:
+        port = int(served.url.rstrip("/").rsplit(":", 1)[1])
+        idle = []
+        try:
+            for _ in range(40):
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends its headers
+                idle.append(s)
+            time.sleep(0.3)
+            told = [s.recv(200) for s in idle[8:]]
+            assert all(t.startswith(b"HTTP/1.1 503 Service Unavailable") for t in told)
+            for s in idle[:8]:
+                s.settimeout(6)
+                assert s.recv(4096) == b""  # closed by the dashboard once idle too long
+            status, page = served.get("/")
+            assert status == 200
+            assert "support-v1" in page
+        finally:
+            for s in idle:
+                s.close()
+        r = served.stop()
+    assert r.code == 0, r.err

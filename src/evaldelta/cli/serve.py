@@ -44,6 +44,20 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--port", type=int, default=8765, help="port to listen on (default: 8765; 0: any free)"
     )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=64,
+        metavar="N",
+        help="connections served at once; one more is told '503 busy' (default: 64)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="close a connection that sends no whole request for this long (default: 15)",
+    )
     p.add_argument("--open", action="store_true", help="open the dashboard in a web browser")
     p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
@@ -69,8 +83,18 @@ def run(args: argparse.Namespace) -> int:
     path = store_path(args)
     dashboard = Dashboard(path, log=_log)
     count = dashboard.check()  # no store there: one line and exit 2, before listening
+    if args.max_connections < 1:
+        raise UsageError(f"--max-connections must be at least 1, got {args.max_connections}")
+    if not args.idle_timeout > 0:
+        raise UsageError(f"--idle-timeout must be a number of seconds > 0, got {args.idle_timeout}")
     try:
-        server = make_server(dashboard, args.host, args.port)
+        server = make_server(
+            dashboard,
+            args.host,
+            args.port,
+            idle_timeout=args.idle_timeout,
+            max_connections=args.max_connections,
+        )
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
