@@ -147,8 +147,9 @@ def test_requests_run_side_by_side(tmp_path: Path, few: FewRuns) -> None:
 
 
 def test_idle_and_half_sent_connections_are_cut_off_and_bounded(few: FewRuns) -> None:
-    """Clients that connect and never finish a request are closed after the idle
-    timeout; beyond the bound a client is told "busy" at once; threads stay few."""
+    """Clients that connect and never finish a request hold at most the bound of
+    threads; a new client takes the place of the one idle longest (so it is served at
+    once), and the rest are closed after the idle timeout."""
     import socket
     import time
 
@@ -166,26 +167,70 @@ def test_idle_and_half_sent_connections_are_cut_off_and_bounded(few: FewRuns) ->
             s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
             s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends its headers
             idle.append(s)
-        assert time.monotonic() - started < 1.0  # none waited for the others
+            time.sleep(0.005)  # each arrives after the one before
         time.sleep(0.2)
         # At most 8 handler threads, whatever the number of sockets.
         assert threading.active_count() - before <= 8
-        # The 32 beyond the bound were told so at once, and closed.
-        for s in idle[8:]:
-            assert s.recv(200).startswith(b"HTTP/1.1 503 Service Unavailable")
-        # A client now is told the same, until the idle ones are cut off...
-        assert request(server.url, "/")[0] == 503
-        for s in idle[:8]:
+        # Each newcomer beyond the bound took the place of the oldest: 32 were closed.
+        for s in idle[:32]:
             s.settimeout(5)
-            assert s.recv(4096) == b""  # closed by the server after its idle timeout
-        assert time.monotonic() - started < 4.0
-        # ...and then served.
+            assert s.recv(200) == b""
+        # A real client now is served at once, in the place of another idle one...
+        t0 = time.monotonic()
         status, _, body = request(server.url, "/")
-        assert status == 200
-        assert b"support-v1" in body
+        assert (status, b"support-v1" in body) == (200, True)
+        assert time.monotonic() - t0 < 1.0
+        # ...and the idle ones left are cut off after the idle timeout.
+        for s in idle[32:]:
+            s.settimeout(5)
+            assert s.recv(4096) == b""
+        assert time.monotonic() - started < 5.0
         assert threading.active_count() <= before + 1
     finally:
         for s in idle:
+            s.close()
+        server.shutdown()
+        server.server_close()
+        dashboard.close()
+        thread.join(timeout=10)
+
+
+def test_a_client_is_told_busy_only_when_every_slot_is_answering(few: FewRuns) -> None:
+    import socket
+
+    dashboard = Dashboard(str(few.path))
+    release = threading.Event()
+    answer = dashboard.handle
+
+    def slow(*args: object, **kwargs: object) -> object:
+        release.wait(10)
+        return answer(*args, **kwargs)  # type: ignore[arg-type]
+
+    dashboard.handle = slow  # type: ignore[method-assign]
+    server = make_server(dashboard, "127.0.0.1", 0, idle_timeout=5, max_connections=2)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    working: list[socket.socket] = []
+    try:
+        for _ in range(2):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            working.append(s)
+        import time
+
+        time.sleep(0.3)  # both are being answered (slowly)
+        status, headers, body = request(server.url, "/")
+        assert status == 503
+        assert headers["retry-after"] == "1"
+        assert body == b"evaldelta: too many connections at once"
+        release.set()
+        for s in working:
+            assert s.recv(64).startswith(b"HTTP/1.1 200")
+    finally:
+        release.set()
+        for s in working:
             s.close()
         server.shutdown()
         server.server_close()

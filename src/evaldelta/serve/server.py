@@ -7,6 +7,7 @@ runs list) and opens the store for itself.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,7 +45,18 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.connection.settimeout(self.server.idle_timeout)
 
+    def handle_one_request(self) -> None:
+        # Until a whole request has arrived this connection only waits: the one a new
+        # client may take the place of when every slot is held (see process_request).
+        self.server.waiting(self.connection)
+        super().handle_one_request()
+
+    def finish(self) -> None:
+        self.server.gone(self.connection)
+        super().finish()
+
     def _answer(self) -> None:
+        self.server.working(self.connection)
         response = self.server.dashboard.handle(self.command, self.path, self.headers.get("Host"))
         self.send_response(response.status)
         if self.command not in ("GET", "HEAD"):
@@ -70,7 +82,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 #: Seconds a connection may sit without sending a whole request before it is closed.
 IDLE_TIMEOUT_S = 15.0
-#: Connections served at once; one more is answered "503 busy" and closed at once.
+#: Connections served at once; one more takes the place of the connection that has waited
+#: longest for a request, or, when every one is answering, is told "503 busy".
 MAX_CONNECTIONS = 64
 
 _BUSY = (
@@ -83,7 +96,9 @@ _BUSY = (
 class DashboardServer(ThreadingHTTPServer):
     """A threading HTTP server answering with a :class:`Dashboard`: at most
     ``max_connections`` at once, each closed after ``idle_timeout`` seconds without a
-    request, so idle or half-sent connections cannot pile up threads and memory."""
+    request, so idle or half-sent connections cannot pile up threads and memory; a new
+    client takes the place of the one idle longest, so idle clients cannot crowd out
+    the others either."""
 
     daemon_threads = True  # Ctrl-C does not wait for a browser's idle connections...
     block_on_close = False  # ...nor does closing the server (it would join every thread)
@@ -105,10 +120,47 @@ class DashboardServer(ThreadingHTTPServer):
         self.dashboard = dashboard
         self.idle_timeout = idle_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
+        #: Connections waiting for (the rest of) a request, and since when.
+        self._waiting: dict[Any, float] = {}
+        self._waiting_lock = threading.Lock()
         super().__init__((host.strip("[]"), address[1]), _Handler)
 
+    def waiting(self, conn: Any) -> None:
+        import time
+
+        with self._waiting_lock:
+            self._waiting[conn] = time.monotonic()
+
+    def working(self, conn: Any) -> None:
+        with self._waiting_lock:
+            self._waiting.pop(conn, None)
+
+    gone = working
+
+    def _evict_one(self) -> bool:
+        """Close the connection that has waited longest for a request, so that a new
+        client is served rather than turned away; False when every one is working."""
+        with self._waiting_lock:
+            if not self._waiting:
+                return False
+            oldest = min(self._waiting, key=self._waiting.__getitem__)
+            del self._waiting[oldest]
+        with contextlib.suppress(OSError):  # gone by itself meanwhile
+            oldest.shutdown(socket.SHUT_RDWR)
+        return True
+
+    def _take_slot(self) -> bool:
+        """A slot for a new connection: a free one, else the place of the connection
+        that has waited longest for a request; False when every one is answering."""
+        if self._slots.acquire(blocking=False):
+            return True
+        while self._evict_one():
+            if self._slots.acquire(timeout=1.0):
+                return True
+        return False
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        if not self._take_slot():
             try:
                 request.settimeout(1.0)
                 request.sendall(_BUSY)
