@@ -409,3 +409,20 @@ def test_a_test_id_as_a_number_and_as_a_string_is_refused(evaldelta: Cli, tmp_pa
         tmp_path / "numbers.jsonl", b'{"test_id":1,"score":0.5}\n{"test_id":2,"score":0.8}\n'
     )
     assert evaldelta("compare", numbers, numbers).code == 0
+
+
+def test_a_key_given_twice_is_refused(evaldelta: Cli, tmp_path: Path) -> None:
+    twice = _write(
+        tmp_path / "twice.jsonl",
+        b'{"test_id":"t1","score":0.5}\n{"test_id":"t2","score":0.1,"score":0.9}\n',
+    )
+    assert _one_error_line(evaldelta("compare", twice, twice)) == (
+        f'evaldelta: error: {twice}:2: the key "score" is given twice in one object: which '
+        "value is meant cannot be told; write each key once"
+    )
+    # The same name in different objects is no repetition.
+    nested = _write(
+        tmp_path / "nested.jsonl",
+        b'{"test_id":"t1","score":0.5,"scores":[{"name":"a","score":0.4},{"name":"b","score":0.6}]}\n',
+    )
+    assert evaldelta("compare", nested, nested).code == 0

@@ -221,7 +221,9 @@ def read(
     factorizers = {"test_id": _Ids(), "target": Factorizer(), "category": Factorizer()}
     columns = _Columns(_file_size(path), keep_text)
     with paused_gc():
-        for chunk in iter_line_chunks(path):
+        for k, chunk in enumerate(iter_line_chunks(path)):
+            if k == 0:
+                _check_repeated_keys(src, chunk)
             part = plain.columns(chunk, factorizers) if plain is not None else None
             if part is None:
                 part = _general_columns(src, chunk, decoder, keep_text, extra, factorizers)
@@ -232,6 +234,52 @@ def read(
     run = columns.run(src, factorizers)
     _check_id_types(src, run, factorizers["test_id"])
     return run
+
+
+#: Lines at the start of a file checked for a key written twice in one object.
+REPEATED_KEY_LINES = 1000
+
+
+class _RepeatedKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _check_repeated_keys(src: str, chunk: LineChunk) -> None:
+    """Refuse a record that gives a key twice (``"score": 0.1, "score": 0.9``), which a
+    decoder would quietly read as its last value. A writer that does it does it on every
+    line, so the first REPEATED_KEY_LINES lines are checked (a full check would parse
+    every line twice)."""
+    import json
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKeyError(key)
+            seen.add(key)
+        return dict(pairs)
+
+    end = (
+        len(chunk.data)
+        if len(chunk.breaks) < REPEATED_KEY_LINES
+        else int(chunk.breaks[REPEATED_KEY_LINES - 1])
+    )
+    head = bytes(chunk.data[:end])
+    for number, line in enumerate(head.split(b"\n"), start=chunk.first_line):
+        if not line.strip():
+            continue
+        try:
+            json.loads(line, object_pairs_hook=unique)
+        except _RepeatedKeyError as repeated:
+            raise ParseError(
+                src,
+                number,
+                f'the key "{repeated.key}" is given twice in one object: which value is '
+                "meant cannot be told; write each key once",
+            ) from None
+        except (ValueError, RecursionError):
+            return  # not JSON (or too deep): the reader names the line itself
 
 
 class _Ids(Factorizer):
