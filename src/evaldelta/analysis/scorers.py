@@ -89,10 +89,7 @@ class CaseDiff:
     scorer_deltas: dict[str, ScoreDelta]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "test_id": self.test_id,
-            "scorer_deltas": dicts(self.scorer_deltas),
-        }
+        return {"test_id": self.test_id, "scorer_deltas": dicts(self.scorer_deltas)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +145,7 @@ class Regression:
         return [name for name, d in self.details.items() if d.exceeds]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "regressed": self.regressed,
-            "details": dicts(self.details),
-        }
+        return {"regressed": self.regressed, "details": dicts(self.details)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from evaldelta.model import Run
 
 
+#: What may decide the verdict (``--metric``).
+METRICS = ("score", "pass_rate")
+METRIC_HELP = "what decides the verdict: the mean score (default) or the pass rate"
+
+
 def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-b", "--baseline", metavar="TARGET", help="target to use as the baseline")
     p.add_argument("-c", "--candidate", metavar="TARGET", help="target to use as the candidate")
@@ -123,12 +128,7 @@ def add_statistics_options(p: argparse.ArgumentParser) -> None:
         "+/-POINTS, or runs in which no case changed, is No change (default: 1; 0 for no "
         "such verdict)",
     )
-    g.add_argument(
-        "--metric",
-        choices=("score", "pass_rate"),
-        default="score",
-        help="what decides the verdict: the mean score (default) or the pass rate",
-    )
+    g.add_argument("--metric", choices=METRICS, default="score", help=METRIC_HELP)
     g.add_argument(
         "--min-cases",
         type=int,

@@ -153,22 +153,19 @@ def build_matrix(
         PairingError: a listed target (or the baseline) is not in the run.
         UsageError: a target is listed twice, or the threshold is negative.
     """
-    matrix, _ = build_matrix_and_cases(
-        run, targets, baseline, threshold, pass_threshold=pass_threshold
-    )
+    matrix, _ = build_matrix_and_cases(run, targets, baseline, threshold, pass_threshold)
     return matrix
 
 
 def build_matrix_and_cases(
     run: Run,
-    targets: Sequence[str] | None = None,
-    baseline: str | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    *,
-    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
+    targets: Sequence[str] | None,
+    baseline: str | None,
+    threshold: float,
+    pass_threshold: float,
 ) -> tuple[MatrixPairing, dict[str, Cases]]:
-    """:func:`build_matrix`, and the cases of each target (all of them, by name), which
-    the statistics of each pair need: worked out once for both."""
+    """:func:`build_matrix` (every parameter given), and the cases of each target (all
+    of them, by name), which the statistics of each pair need: worked out once for both."""
     check_threshold(threshold)
     if run.has_unnamed_target:
         raise missing_target_error(run)
