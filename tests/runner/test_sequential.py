@@ -274,3 +274,35 @@ def test_against_of_run_checks_the_baseline() -> None:
     assert "seeded shuffle (seed 3)" in against.order_source
     with pytest.raises(UsageError, match="--min-cases"):
         Against.of_run(plain, label="plain", min_cases=0)
+
+
+def test_a_straggler_does_not_let_the_run_finish_every_case(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    """One early case answers slowly: the cases after it cannot enter the sequence
+    before it, so the run starts no more than LOOKAHEAD x workers cases past it
+    meanwhile, and still stops early once it is in (no case is run only to wait)."""
+    from evaldelta.runner.engine import LOOKAHEAD
+
+    suite = _suite(server, n=400, workers=4)
+    base = _baseline(suite, store)
+    against = Against.of_run(base, label=base.source, run_id=1, seed=suite.seed)
+    slow_question = f"question {int(against.order[2][1:])}"
+    answer = server.responder
+
+    def slow(request: Received) -> Step:
+        step = answer(request)
+        if request["messages"][-1]["content"] == slow_question:
+            return Step(content=step.content, usage=step.usage, delay_s=1.5)
+        return step
+
+    server.responder = slow
+    plan = plan_suite(suite, EvalOptions(name="pr", targets=("better",), order=against.order))
+    outcome = asyncio.run(run_suite(plan, store, against=against))
+    assert outcome.status == "stopped early"
+    how = outcome.run.sequential
+    assert how is not None
+    assert how["settled"]
+    ahead = max(LOOKAHEAD * suite.concurrency, 16)
+    assert how["cases_run"] <= max(how["after"], 2) + ahead + suite.concurrency, how
+    assert how["cases_run"] < 400

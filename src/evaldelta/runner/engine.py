@@ -15,6 +15,7 @@ targets' commands) and ``on_event`` (to show progress), and asks to stop through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import math
 import time
@@ -258,6 +259,10 @@ class EvalOutcome:
 # -- planning -----------------------------------------------------------------------
 
 
+#: How far ahead of the sequence a run against a baseline starts cases, in workers.
+LOOKAHEAD = 4
+
+
 def plan_suite(suite: Suite, options: EvalOptions | None = None) -> Plan:
     """The tests, targets and attempts a run of ``suite`` makes, in the seeded order.
 
@@ -486,6 +491,13 @@ async def run_suite(
         stop_reason: str | None = None
         semaphore = asyncio.Semaphore(plan.workers)
         in_flight: set[asyncio.Task[None]] = set()
+        # Against a baseline, cases enter the sequence in order only: a slow case holds
+        # the later ones back, so no case is started more than LOOKAHEAD x workers past
+        # the first one not yet in (else a straggler would let the run finish every case
+        # before the sequence could settle, and nothing would be saved).
+        advanced = asyncio.Event()
+        ahead = max(LOOKAHEAD * plan.workers, 16)
+        index_of = {tid: i for i, tid in enumerate(sequencer.order)} if sequencer else {}
 
         running = 0  # attempts started and not yet counted
 
@@ -505,6 +517,7 @@ async def run_suite(
                 if sequencer is not None:
                     before = sequencer.entered
                     sequencer.add(record)
+                    advanced.set()
                     if sequencer.entered != before:
                         settled = sequencer.settled
                         emit(
@@ -550,6 +563,16 @@ async def run_suite(
         for job in schedule:
             if job.target in stopped:
                 continue
+            if sequencer is not None:
+                while (
+                    index_of.get(job.test.id, 0) >= sequencer.position + ahead
+                    and in_flight
+                    and not sequencer.should_stop
+                    and not stop_asked()
+                ):
+                    advanced.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(advanced.wait(), 0.2)
             await semaphore.acquire()
             if job.target in stopped:
                 semaphore.release()
