@@ -170,9 +170,11 @@ class DashboardServer(ThreadingHTTPServer):
             return
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except Exception:  # the thread did not start: it will not give the slot back
             self._slots.release()
             raise
+        # (Not on Ctrl-C: KeyboardInterrupt may land after the thread started, and
+        # releasing its slot twice would raise instead and swallow the interrupt.)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
