@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import http.client
+import socket
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from evaldelta.serve import Dashboard, is_loopback, make_server
+from evaldelta.serve import Dashboard, DashboardServer, is_loopback, make_server
 from tests.serve.stores import FewRuns, serving
 
 
@@ -146,58 +150,66 @@ def test_requests_run_side_by_side(tmp_path: Path, few: FewRuns) -> None:
     assert results == [200] * len(paths)
 
 
-def test_idle_and_half_sent_connections_are_cut_off_and_bounded(few: FewRuns) -> None:
-    """Clients that connect and never finish a request hold at most the bound of
-    threads; a new client takes the place of the one idle longest (so it is served at
-    once), and the rest are closed after the idle timeout."""
-    import socket
-    import time
-
-    dashboard = Dashboard(str(few.path))
-    server = make_server(dashboard, "127.0.0.1", 0, idle_timeout=1.5, max_connections=8)
+@contextmanager
+def _bounded(dashboard: Dashboard, **limits: float) -> Iterator[DashboardServer]:
+    """``dashboard`` served on a free port with these connection limits, stopped after."""
+    server = make_server(dashboard, "127.0.0.1", 0, **limits)  # type: ignore[arg-type]
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
     thread.start()
-    idle: list[socket.socket] = []
     try:
-        before = threading.active_count()
-        started = time.monotonic()
-        for _ in range(40):
-            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
-            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends its headers
-            idle.append(s)
-            time.sleep(0.005)  # each arrives after the one before
-        time.sleep(0.2)
-        # At most 8 handler threads, whatever the number of sockets.
-        assert threading.active_count() - before <= 8
-        # Each newcomer beyond the bound took the place of the oldest: 32 were closed.
-        for s in idle[:32]:
-            s.settimeout(5)
-            assert s.recv(200) == b""
-        # A real client now is served at once, in the place of another idle one...
-        t0 = time.monotonic()
-        status, _, body = request(server.url, "/")
-        assert (status, b"support-v1" in body) == (200, True)
-        assert time.monotonic() - t0 < 1.0
-        # ...and the idle ones left are cut off after the idle timeout.
-        for s in idle[32:]:
-            s.settimeout(5)
-            assert s.recv(4096) == b""
-        assert time.monotonic() - started < 5.0
-        assert threading.active_count() <= before + 1
+        yield server
     finally:
-        for s in idle:
-            s.close()
         server.shutdown()
         server.server_close()
         dashboard.close()
         thread.join(timeout=10)
 
 
-def test_a_client_is_told_busy_only_when_every_slot_is_answering(few: FewRuns) -> None:
-    import socket
+def _half_sent(port: int) -> socket.socket:
+    """A connection that starts a request and never ends its headers."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    return s
 
+
+def test_idle_and_half_sent_connections_are_cut_off_and_bounded(few: FewRuns) -> None:
+    """Clients that connect and never finish a request hold at most the bound of
+    threads; a new client takes the place of the one idle longest (so it is served at
+    once), and the rest are closed after the idle timeout."""
+    idle: list[socket.socket] = []
+    with _bounded(Dashboard(str(few.path)), idle_timeout=1.5, max_connections=8) as server:
+        try:
+            before = threading.active_count()
+            started = time.monotonic()
+            for _ in range(40):
+                idle.append(_half_sent(server.port))
+                time.sleep(0.005)  # each arrives after the one before
+            time.sleep(0.2)
+            # At most 8 handler threads, whatever the number of sockets.
+            assert threading.active_count() - before <= 8
+            # Each newcomer beyond the bound took the place of the oldest: 32 were closed.
+            for s in idle[:32]:
+                s.settimeout(5)
+                assert s.recv(200) == b""
+            # A real client now is served at once, in the place of another idle one...
+            t0 = time.monotonic()
+            status, _, body = request(server.url, "/")
+            assert (status, b"support-v1" in body) == (200, True)
+            assert time.monotonic() - t0 < 1.0
+            # ...and the idle ones left are cut off after the idle timeout.
+            for s in idle[32:]:
+                s.settimeout(5)
+                assert s.recv(4096) == b""
+            assert time.monotonic() - started < 5.0
+            assert threading.active_count() <= before + 1
+        finally:
+            for s in idle:
+                s.close()
+
+
+def test_a_client_is_told_busy_only_when_every_slot_is_answering(few: FewRuns) -> None:
     dashboard = Dashboard(str(few.path))
     release = threading.Event()
     answer = dashboard.handle
@@ -207,32 +219,22 @@ def test_a_client_is_told_busy_only_when_every_slot_is_answering(few: FewRuns) -
         return answer(*args, **kwargs)  # type: ignore[arg-type]
 
     dashboard.handle = slow  # type: ignore[method-assign]
-    server = make_server(dashboard, "127.0.0.1", 0, idle_timeout=5, max_connections=2)
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
     working: list[socket.socket] = []
-    try:
-        for _ in range(2):
-            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
-            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            working.append(s)
-        import time
-
-        time.sleep(0.3)  # both are being answered (slowly)
-        status, headers, body = request(server.url, "/")
-        assert status == 503
-        assert headers["retry-after"] == "1"
-        assert body == b"evaldelta: too many connections at once"
-        release.set()
-        for s in working:
-            assert s.recv(64).startswith(b"HTTP/1.1 200")
-    finally:
-        release.set()
-        for s in working:
-            s.close()
-        server.shutdown()
-        server.server_close()
-        dashboard.close()
-        thread.join(timeout=10)
+    with _bounded(dashboard, idle_timeout=5, max_connections=2) as server:
+        try:
+            for _ in range(2):
+                s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                working.append(s)
+            time.sleep(0.3)  # both are being answered (slowly)
+            status, headers, body = request(server.url, "/")
+            assert status == 503
+            assert headers["retry-after"] == "1"
+            assert body == b"evaldelta: too many connections at once"
+            release.set()
+            for s in working:
+                assert s.recv(64).startswith(b"HTTP/1.1 200")
+        finally:
+            release.set()
+            for s in working:
+                s.close()

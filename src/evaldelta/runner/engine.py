@@ -52,6 +52,9 @@ __all__ = [
     "seeded_order",
 ]
 
+#: How far ahead of the sequence a run against a baseline starts cases, in workers.
+LOOKAHEAD = 4
+
 
 @dataclass(frozen=True, slots=True)
 class EvalOptions:
@@ -257,10 +260,6 @@ class EvalOutcome:
 
 
 # -- planning -----------------------------------------------------------------------
-
-
-#: How far ahead of the sequence a run against a baseline starts cases, in workers.
-LOOKAHEAD = 4
 
 
 def plan_suite(suite: Suite, options: EvalOptions | None = None) -> Plan:
