@@ -100,9 +100,10 @@ def decide(
         points: scores lie in [0, 1], so changes read as points (x100).
         new_safety_failures: test ids that fail a safety check only in the candidate.
         latency, cost: paired figures, or None when the runs do not report them.
-        small_sample_p: with too few clusters for any interval, the exact sign-flip
-            test's p-value over the cluster totals; the interval alone is then not
-            enough for Better or Worse.
+        small_sample_p: with too few clusters for any interval, or on few cases whose
+            changes do not vary (a zero-width interval), the exact sign-flip test's
+            p-value over the units; the interval alone is then not enough for Better
+            or Worse.
         margin: a change smaller than this (in score units: 0.01 is 1 point) does not
             matter: an interval within [-margin, +margin] is No change.
         interval_name: what ``score`` is, in the sentence (``interval``, or
