@@ -196,31 +196,33 @@ def test_a_deepeval_metric_without_a_score_is_absent_not_an_error(
 
 
 # 4. A store this user may not write (another's, on a read-only disk) can still be read.
-def _as_another_user(*args: object) -> Result:
-    """The installed command as a user without write access to the store: ``nobody``
-    when the tests run as root (who may write anything), else this user (the files are
-    made read-only)."""
+def _run(prefix: list[str], *args: object) -> Result:
     import subprocess
 
     from tests.conftest import EVALDELTA
 
-    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    command = [*(prefix if os.geteuid() == 0 else []), str(EVALDELTA), *map(str, args)]
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     proc = subprocess.run(
-        command, capture_output=True, text=True, encoding="utf-8", env=env, timeout=60, check=False
-    )
+        [*prefix, str(EVALDELTA), *map(str, args)],
+        capture_output=True, text=True, encoding="utf-8", env=env, timeout=60, check=False,
+    )  # fmt: skip
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
 @pytest.fixture
-def read_only_store(evaldelta: Cli) -> Iterator[Path]:
+def read_only_store(evaldelta: Cli, tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
+    """A store of two runs this process may not write, and how to run the installed
+    command against it. As root (who may write any file) the store's folder is bind-
+    mounted read-only, as a read-only disk is; where that is not allowed, the command
+    runs as ``nobody`` on a 0444 file in a 0555 folder. As another user the files are
+    made read-only."""
     import shutil
     import stat
+    import subprocess
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="evaldelta-ro-"))
-    os.chmod(folder, 0o755)  # pytest's own temporary folders are closed to other users
+    os.chmod(folder, 0o755)
     store = folder / "runs.db"
     for name in ("baseline", "candidate"):
         r = evaldelta(
@@ -229,13 +231,39 @@ def read_only_store(evaldelta: Cli) -> Iterator[Path]:
         assert r.code == 0, r.err
     os.chmod(store, 0o444)
     os.chmod(folder, 0o555)
-    yield store
-    os.chmod(folder, stat.S_IRWXU)
-    shutil.rmtree(folder)
+    mounted = None
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        target = tmp_path / "read-only"
+        target.mkdir()
+        bind = subprocess.run(["mount", "--bind", str(folder), str(target)], check=False)
+        ro = bind.returncode == 0 and (
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(target)], check=False).returncode
+            == 0
+        )
+        if ro:
+            mounted, store = target, target / "runs.db"
+        else:
+            if bind.returncode == 0:
+                subprocess.run(["umount", str(target)], check=False)
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            probe = _run(prefix, "--version")
+            if probe.code != 0:
+                pytest.fail(
+                    "cannot make a read-only store here: no read-only bind mount, and user "
+                    f"nobody cannot run the installed command ({probe.err.strip()})"
+                )
+    try:
+        yield store, lambda *args: _run(prefix, *args)
+    finally:
+        if mounted is not None:
+            subprocess.run(["umount", str(mounted)], check=False)
+        os.chmod(folder, stat.S_IRWXU)
+        shutil.rmtree(folder)
 
 
-def test_a_read_only_store_is_read(read_only_store: Path) -> None:
-    store = read_only_store
+def test_a_read_only_store_is_read(read_only_store: tuple[Path, Cli]) -> None:
+    store, _as_another_user = read_only_store
     listed = _as_another_user("runs", "list", "--store", store)
     assert listed.code == 0, listed.err
     assert "baseline" in listed.out

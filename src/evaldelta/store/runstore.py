@@ -407,7 +407,8 @@ class RunStore:
                 "check the disk) and try again",
                 "store",
             )
-        if "readonly" in text or "read-only" in text:
+        unwritable = "unable to open" in text and self.path.exists() and not can_write(self.path)
+        if "readonly" in text or "read-only" in text or unwritable:
             if self.readonly:
                 return (
                     "opened for reading only (no write access to it or its folder), so it "
