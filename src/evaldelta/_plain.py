@@ -8,10 +8,11 @@ type's JSON shape is read in one place instead of a column of ``"x": self.x`` li
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import fields
 from functools import lru_cache
 from typing import Any, Protocol
 
-__all__ = ["dicts", "picked"]
+__all__ = ["dicts", "fields_dict", "picked"]
 
 
 @lru_cache(maxsize=256)
@@ -44,3 +45,17 @@ class _HasDict(Protocol):
 def dicts(mapping: Mapping[str, _HasDict]) -> dict[str, dict[str, Any]]:
     """``{name: value.to_dict()}`` for each entry of ``mapping``, in order."""
     return {name: value.to_dict() for name, value in mapping.items()}
+
+
+def fields_dict(obj: Any, convert: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """Every field of the dataclass ``obj``, in order: a value with a ``to_dict`` as
+    its dict, a float through ``convert`` when one is given, anything else as it is."""
+    out: dict[str, Any] = {}
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if hasattr(value, "to_dict"):
+            value = value.to_dict()
+        elif convert is not None and isinstance(value, float):
+            value = convert(value)
+        out[f.name] = value
+    return out

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evaldelta._plain import picked
+from evaldelta._plain import fields_dict, picked
 from evaldelta.analysis.settings import Settings
 from evaldelta.pairing.pairwise import LOSS, TIE, WIN, classify_all, clean
 
@@ -138,11 +138,7 @@ class PassRates:
     change: Interval
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "baseline": self.baseline.to_dict(),
-            "candidate": self.candidate.to_dict(),
-            "change": self.change.to_dict(),
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,11 +152,7 @@ class ScorerFigures:
     unchanged: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "delta": self.delta.to_dict(),
-            **picked(self, "improved regressed unchanged"),
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from evaldelta._plain import dicts, picked
+from evaldelta._plain import dicts, fields_dict, picked
 from evaldelta.analysis.settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.pairing.pairwise import TOLERANCE, clean
@@ -73,12 +73,7 @@ class ScoreDelta:
     change: Change
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "baseline": clean(self.baseline),
-            "candidate": clean(self.candidate),
-            "delta": clean(self.delta),
-            "change": self.change,
-        }
+        return fields_dict(self, clean)
 
 
 @dataclass(frozen=True, slots=True)

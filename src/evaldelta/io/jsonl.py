@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from evaldelta._plain import picked
 from evaldelta.errors import ParseError
 from evaldelta.io._agentv import (
     ERROR_STATUSES,
@@ -740,12 +741,8 @@ class _Columns:
             source=src,
             format=NAME,
             **columns,
-            errors=self.errors,
-            error_kinds=self.error_kinds,
-            tags=self.tags,
-            scorer_scores=self.scorers,
-            extra=self.extra,
-            texts=self.texts,
+            **picked(self, "errors error_kinds tags scorer_scores=scorers extra texts"),
+            **picked(self, "config started_at finished_at"),
             status=(
                 "interrupted"
                 if self.interrupted
@@ -753,9 +750,6 @@ class _Columns:
                 if self.stopped_early
                 else "complete"
             ),
-            config=self.config,
-            started_at=self.started_at,
-            finished_at=self.finished_at,
         )
         run.case_order = self.case_order
         run.sequential = self.sequential

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaldelta._plain import fields_dict
 from evaldelta.errors import RunNotFoundError, StoreError
 from evaldelta.model import Run
 from evaldelta.pairing.cases import DEFAULT_PASS_THRESHOLD
@@ -123,25 +124,7 @@ class StoredRun:
         return f"{self.name} (run {self.id})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "created_at": self.created_at,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "status": self.status,
-            "format": self.format,
-            "source": self.source,
-            "dataset_hash": self.dataset_hash,
-            "config": self.config,
-            "notes": self.notes,
-            "targets": self.targets,
-            "records": self.records,
-            "cases": self.cases,
-            "suite_id": self.suite_id,
-            "suite": self.suite,
-            "sequential": self.sequential,
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +136,7 @@ class StoredSuite:
     created_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "created_at": self.created_at}
+        return fields_dict(self)
 
 
 def _json(value: Any) -> str:
@@ -168,31 +151,38 @@ def _from_json(text: str) -> Any:
     return msgspec.json.decode(text)
 
 
+#: The fields of :class:`StoredRun` in the order of :data:`_SELECT`'s columns (the
+#: sixth column, the status as written, is read by ``_status``).
+_STORED_FIELDS = [
+    "id",
+    "name",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "-",
+    "format",
+    "source",
+    "dataset_hash",
+    "config",
+    "notes",
+    "targets",
+    "records",
+    "cases",
+    "suite_id",
+    "suite",
+    "sequential",
+]
+_STORED_JSON = frozenset({"config", "targets", "sequential"})
+
+
 def _stored(row: tuple[Any, ...], status: str) -> StoredRun:
     """A row of :data:`_SELECT` as a :class:`StoredRun` of that status."""
-    rid, name, created, started, finished, _, fmt, src, dhash, config, notes, targets, n, k = row[
-        :14
-    ]
-    suite_id, suite, sequential = row[14:]
-    return StoredRun(
-        id=rid,
-        name=name,
-        created_at=created,
-        started_at=started,
-        finished_at=finished,
-        status=status,
-        format=fmt,
-        source=src,
-        dataset_hash=dhash,
-        config=_from_json(config),
-        notes=notes,
-        targets=_from_json(targets),
-        records=n,
-        cases=k,
-        suite_id=suite_id,
-        suite=suite,
-        sequential=None if sequential is None else _from_json(sequential),
-    )
+    values: dict[str, Any] = {"status": status}
+    for name, value in zip(_STORED_FIELDS, row, strict=True):
+        if name != "-":
+            json = name in _STORED_JSON and value is not None
+            values[name] = _from_json(value) if json else value
+    return StoredRun(**values)
 
 
 def dataset_hash(run: Run) -> str:
