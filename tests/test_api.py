@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import evaldelta
-from evaldelta.report.json import render_json
+from evaldelta.report._json import render_json
 from tests.conftest import FIXTURES, run_evaldelta
 
 
@@ -20,7 +20,7 @@ def test_public_names() -> None:
 
 
 def test_compare_stays_a_function_after_importing_the_pairing_package() -> None:
-    import evaldelta.pairing.pairwise  # the import is the point
+    import evaldelta.pairing._pairwise  # the import is the point
 
     assert callable(evaldelta.compare)
     assert evaldelta.compare is evaldelta.api.compare
@@ -202,7 +202,7 @@ def test_run_compare_takes_the_keywords_of_compare() -> None:
     """``candidate.compare(baseline, ...)``: the same keyword parameters, by name."""
     import inspect
 
-    from evaldelta.analysis.settings import CompareOptions
+    from evaldelta.analysis._settings import CompareOptions
 
     ours = inspect.signature(evaldelta.Run.compare).parameters
     theirs = inspect.signature(evaldelta.compare).parameters

@@ -39,15 +39,15 @@ LAYERS = [
 #: (module, method, imported module).
 FACADES = {
     ("evaldelta.model", "compare", "evaldelta.api"),
-    ("evaldelta.model", "to_pandas", "evaldelta.report.frames"),
-    ("evaldelta.model", "", "evaldelta.analysis.comparison"),  # Run.compare's return type
-    ("evaldelta.model", "", "evaldelta.analysis.settings"),  # Run.compare's settings
-    ("evaldelta.pairing.pairwise", "to_pandas", "evaldelta.report.frames"),
-    ("evaldelta.pairing.pairwise", "_repr_html_", "evaldelta.report.html"),
-    ("evaldelta.pairing.matrix", "to_pandas", "evaldelta.report.frames"),
-    ("evaldelta.pairing.matrix", "_repr_html_", "evaldelta.report.html"),
-    ("evaldelta.analysis.comparison", "to_pandas", "evaldelta.report.frames"),
-    ("evaldelta.analysis.comparison", "_repr_html_", "evaldelta.report.html"),
+    ("evaldelta.model", "to_pandas", "evaldelta.report._frames"),
+    ("evaldelta.model", "", "evaldelta.analysis._comparison"),  # Run.compare's return type
+    ("evaldelta.model", "", "evaldelta.analysis._settings"),  # Run.compare's settings
+    ("evaldelta.pairing._pairwise", "to_pandas", "evaldelta.report._frames"),
+    ("evaldelta.pairing._pairwise", "_repr_html_", "evaldelta.report._html"),
+    ("evaldelta.pairing._matrix", "to_pandas", "evaldelta.report._frames"),
+    ("evaldelta.pairing._matrix", "_repr_html_", "evaldelta.report._html"),
+    ("evaldelta.analysis._comparison", "to_pandas", "evaldelta.report._frames"),
+    ("evaldelta.analysis._comparison", "_repr_html_", "evaldelta.report._html"),
 }
 
 
@@ -245,11 +245,11 @@ def test_compare_loads_only_what_it_needs() -> None:
     assert not heavy & loaded
     # Nor the parts of evaldelta other commands use.
     unused = {
-        "evaldelta.analysis.scorers",
+        "evaldelta.analysis._scorers",
         "evaldelta.store",
         "evaldelta.serve",
-        "evaldelta.report.html",
-        "evaldelta.report.frames",
+        "evaldelta.report._html",
+        "evaldelta.report._frames",
     }
     assert not unused & loaded
 

@@ -62,23 +62,23 @@ __all__ = [
 
 _LAZY = {
     "compare": "evaldelta.api",
-    "Comparison": "evaldelta.analysis.comparison",
+    "Comparison": "evaldelta.analysis._comparison",
     "Analysis": "evaldelta.analysis",
     "Figures": "evaldelta.analysis",
     "Verdict": "evaldelta.analysis",
-    "MatchedCase": "evaldelta.pairing.pairwise",
+    "MatchedCase": "evaldelta.pairing._pairwise",
     "compare_matrix": "evaldelta.api",
     "compare_runs": "evaldelta.api",
     "evaluate": "evaldelta.api",
-    "EvalOutcome": "evaldelta.runner.engine",
+    "EvalOutcome": "evaldelta.runner._engine",
     "StoredSuite": "evaldelta.store",
     "TargetError": "evaldelta.errors",
-    "RunComparison": "evaldelta.analysis.scorers",
+    "RunComparison": "evaldelta.analysis._scorers",
     "RunStore": "evaldelta.store",
     "StoredRun": "evaldelta.store",
     "open_store": "evaldelta.store",
     "Settings": "evaldelta.analysis",
-    "MatrixComparison": "evaldelta.analysis.comparison",
+    "MatrixComparison": "evaldelta.analysis._comparison",
     "load": "evaldelta.io",
     "Record": "evaldelta.model",
     "Run": "evaldelta.model",
@@ -96,8 +96,8 @@ _LAZY = {
 if TYPE_CHECKING:
     from evaldelta import scorers
     from evaldelta.analysis import Analysis, Figures, Settings, Verdict
-    from evaldelta.analysis.comparison import Comparison, MatrixComparison
-    from evaldelta.analysis.scorers import RunComparison
+    from evaldelta.analysis._comparison import Comparison, MatrixComparison
+    from evaldelta.analysis._scorers import RunComparison
     from evaldelta.api import compare, compare_matrix, compare_runs, evaluate
     from evaldelta.errors import (
         EvalDeltaError,
@@ -113,8 +113,8 @@ if TYPE_CHECKING:
     )
     from evaldelta.io import load
     from evaldelta.model import Record, Run
-    from evaldelta.pairing.pairwise import MatchedCase
-    from evaldelta.runner.engine import EvalOutcome
+    from evaldelta.pairing._pairwise import MatchedCase
+    from evaldelta.runner._engine import EvalOutcome
     from evaldelta.store import RunStore, StoredRun, StoredSuite, open_store
 
 

@@ -1,8 +1,8 @@
 """The public entry points: load, pair, compute the statistics, decide.
 
 ``evaldelta.compare`` and ``evaldelta.compare_matrix`` return a
-:class:`~evaldelta.analysis.comparison.Comparison` and a
-:class:`~evaldelta.analysis.comparison.MatrixComparison`: the pairing and its
+:class:`~evaldelta.analysis._comparison.Comparison` and a
+:class:`~evaldelta.analysis._comparison.MatrixComparison`: the pairing and its
 analysis (every figure and the verdict); ``to_dict()`` of each is exactly
 what the command line prints with ``--json``. ``evaldelta.compare_runs`` is the plain
 per-scorer regression check of two stored runs (no intervals, no verdict).
@@ -18,20 +18,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evaldelta.analysis import Settings, analyze
-from evaldelta.analysis.comparison import Comparison, MatrixComparison
-from evaldelta.analysis.settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
+from evaldelta.analysis._comparison import Comparison, MatrixComparison
+from evaldelta.analysis._settings import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_TOLERANCE
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
-from evaldelta.pairing.cases import Cases, cases
-from evaldelta.pairing.matrix import build_matrix_and_cases
-from evaldelta.pairing.pairwise import DEFAULT_THRESHOLD, compare_cases, label_for
+from evaldelta.pairing._cases import Cases, cases
+from evaldelta.pairing._matrix import build_matrix_and_cases
+from evaldelta.pairing._pairwise import DEFAULT_THRESHOLD, compare_cases, label_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-    from evaldelta.analysis.scorers import RunComparison
-    from evaldelta.runner.engine import EvalOutcome, Event
+    from evaldelta.analysis._scorers import RunComparison
+    from evaldelta.runner._engine import EvalOutcome, Event
     from evaldelta.store import RunStore
 
 __all__ = ["compare", "compare_matrix", "compare_runs", "evaluate", "sample_ids"]
@@ -248,7 +248,7 @@ def compare_runs(
     named ``score``, for runs without named scorers), a case whose delta is within
     ``tolerance`` is unchanged; a scorer regresses when its mean delta is below
     ``-regression_threshold``, and ``result.regression.regressed`` says whether any did.
-    See :mod:`evaldelta.analysis.scorers`; for intervals and a verdict, use
+    See :mod:`evaldelta.analysis._scorers`; for intervals and a verdict, use
     :func:`compare`.
 
     Args:
@@ -265,7 +265,7 @@ def compare_runs(
         PairingError: no case or no scorer in common.
         UsageError: a negative tolerance or threshold, or a reference without a store.
     """
-    from evaldelta.analysis.scorers import check_options, compare_scorers
+    from evaldelta.analysis._scorers import check_options, compare_scorers
 
     check_options(tolerance, regression_threshold)
     base_run, cand_run = _stored_runs(store, baseline_ref, candidate_ref)
@@ -356,7 +356,7 @@ def evaluate(
         threshold: the score at which an attempt passes (dataset shape only).
         env: the environment for ``${VAR}``, ``api_key_env`` and commands (default:
             this process's).
-        on_event: told of each finished attempt (see :mod:`evaldelta.runner.engine`).
+        on_event: told of each finished attempt (see :mod:`evaldelta.runner._engine`).
 
     Raises:
         UsageError: neither a suite nor a task, or both.
@@ -366,7 +366,7 @@ def evaluate(
     import asyncio
     import threading
 
-    from evaldelta.runner.engine import EvalOptions, plan_suite, run_suite
+    from evaldelta.runner._engine import EvalOptions, plan_suite, run_suite
     from evaldelta.store import DEFAULT_STORE, RunStore
 
     if env is None:
@@ -374,7 +374,7 @@ def evaluate(
     if suite is not None and task is not None:
         raise UsageError("evaluate(): give a suite file or a task with a dataset, not both")
     if suite is not None:
-        from evaldelta.runner.suite import load_suite
+        from evaldelta.runner._suite import load_suite
 
         loaded = load_suite(suite, env=env, targets_file=targets_file, name=name, only=target)
         overrides: dict[str, Any] = {}
@@ -387,7 +387,7 @@ def evaluate(
 
             loaded = replace(loaded, **overrides)
     elif task is not None:
-        from evaldelta.runner.dataset import suite_from_task
+        from evaldelta.runner._dataset import suite_from_task
 
         if dataset is None or name is None or model is None:
             raise UsageError(

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
-    from evaldelta.analysis.comparison import Comparison
-    from evaldelta.analysis.settings import CompareOptions
+    from evaldelta.analysis._comparison import Comparison
+    from evaldelta.analysis._settings import CompareOptions
 
 __all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "Record", "Run"]
 
@@ -663,7 +663,7 @@ class Run:
         ``evaldelta.compare(before, after)``, with the same keyword parameters
         (``baseline_target``, ``candidate_target``, ``settings``,
         ``allow_dataset_change``, ``sample``, ``scorer``: see :func:`evaldelta.compare`),
-        and returns the same :class:`~evaldelta.analysis.comparison.Comparison`.
+        and returns the same :class:`~evaldelta.analysis._comparison.Comparison`.
 
         Args:
             baseline: the run to compare with, or the path of a results file.
@@ -676,7 +676,7 @@ class Run:
     def to_pandas(self) -> Any:
         """The records as a pandas ``DataFrame``, one row per record (needs pandas:
         ``pip install 'evaldelta[pandas]'``)."""
-        from evaldelta.report.frames import run_frame
+        from evaldelta.report._frames import run_frame
 
         return run_frame(self)
 

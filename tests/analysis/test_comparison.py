@@ -6,7 +6,7 @@ from pathlib import Path
 
 import evaldelta
 from evaldelta.analysis import Analysis
-from evaldelta.analysis.comparison import Comparison, MatrixComparison
+from evaldelta.analysis._comparison import Comparison, MatrixComparison
 from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run

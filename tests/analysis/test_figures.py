@@ -119,7 +119,7 @@ def test_bootstrap_where_affordable_else_the_normal_interval() -> None:
     continuous for this purpose and get the normal interval, and say so."""
     import numpy as np
 
-    from evaldelta.analysis.figures import BOOTSTRAP_BUDGET, MULTINOMIAL_BUDGET, mean_interval
+    from evaldelta.analysis._figures import BOOTSTRAP_BUDGET, MULTINOMIAL_BUDGET, mean_interval
 
     settings = Settings()
     n = BOOTSTRAP_BUDGET // settings.resamples + 1  # past the case-by-case budget

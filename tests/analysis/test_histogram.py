@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaldelta.analysis.histogram import DELTA_BINS, delta_histogram
+from evaldelta.analysis._histogram import DELTA_BINS, delta_histogram
 
 
 def test_bins_are_centred_on_zero_and_span_the_largest_delta() -> None:

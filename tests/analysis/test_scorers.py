@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from evaldelta.analysis.scorers import (
+from evaldelta.analysis._scorers import (
     CaseDiff,
     CostDelta,
     RunComparison,
@@ -19,7 +19,7 @@ from evaldelta.analysis.scorers import (
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.model import Record, Run
 from evaldelta.pairing import compare_cases
-from evaldelta.pairing.cases import cases
+from evaldelta.pairing._cases import cases
 
 
 def _compare(base: Run, cand: Run, *args: float, **kwargs: object) -> RunComparison:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from evaldelta.analysis.figures import PairedMetric
-from evaldelta.analysis.verdict import decide, format_change, level_text
+from evaldelta.analysis._figures import PairedMetric
+from evaldelta.analysis._verdict import decide, format_change, level_text
 from evaldelta.stats import Interval
 
 

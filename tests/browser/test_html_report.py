@@ -14,7 +14,7 @@ import pytest
 from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.report.html import render_html
+from evaldelta.report._html import render_html
 from tests.browser.conftest import watched_page
 from tests.conftest import EXAMPLE, REPO
 

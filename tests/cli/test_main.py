@@ -10,7 +10,7 @@ import pytest
 from evaldelta.cli import error_message
 from evaldelta.errors import EvalDeltaError, PairingError, StoreError, UsageError
 from evaldelta.model import Record, Run
-from evaldelta.pairing.cases import cases
+from evaldelta.pairing._cases import cases
 from evaldelta.store import RunStore
 
 

@@ -510,7 +510,7 @@ def test_report_renders_from_an_installed_wheel(tmp_path: Path) -> None:
     (site / "deps.pth").write_text("\n".join(map(str, sorted(deps))) + "\n")
 
     where = subprocess.run(
-        [str(python), "-c", "import evaldelta.report.html as m; print(m.__file__)"],
+        [str(python), "-c", "import evaldelta.report._html as m; print(m.__file__)"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

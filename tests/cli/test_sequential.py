@@ -177,8 +177,8 @@ def test_an_unchanged_candidate_is_no_change(store: Path) -> None:
 
 
 def test_the_progress_bar_shows_the_interval() -> None:
-    from evaldelta.cli.eval import interval_text
-    from evaldelta.runner.engine import SequenceMoved
+    from evaldelta.cli._eval import interval_text
+    from evaldelta.runner._engine import SequenceMoved
 
     moving = SequenceMoved("v2", 45, -0.0412, 0.2511, None)
     assert interval_text(moving) == "[-4.1, +25.1] pts after 45"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from evaldelta.io import READERS, Reader, formats
+from evaldelta.io._mapped import DEFAULT_NAMES, FIELDS
 from evaldelta.io._reader import ReaderModule
-from evaldelta.io.mapped import DEFAULT_NAMES, FIELDS
 from evaldelta.model import Record
 
 #: Every module that reads: each registered reader, and the one it hands ``--map`` to.

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evaldelta.errors import ParseError, UsageError
-from evaldelta.io import csv, jsonl
+from evaldelta.io import _csv as csv
+from evaldelta.io import _jsonl as jsonl
 from tests.conftest import FIXTURES
 
 CSV_FIXTURES = FIXTURES / "csv"

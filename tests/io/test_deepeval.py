@@ -12,7 +12,7 @@ import pytest
 
 import evaldelta
 from evaldelta.errors import ParseError
-from evaldelta.io import deepeval
+from evaldelta.io import _deepeval as deepeval
 from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "deepeval"

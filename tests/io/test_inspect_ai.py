@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from evaldelta.errors import InputError, ParseError
-from evaldelta.io import _head, inspect_ai
+from evaldelta.io import _inspect_ai as inspect_ai
+from evaldelta.io._registry import _head
 from evaldelta.model import Run
 from tests.conftest import FIXTURES
 

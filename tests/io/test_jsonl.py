@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evaldelta.errors import InputError, ParseError, UnknownFormatError
-from evaldelta.io import jsonl as jsonl_reader
+from evaldelta.io import _jsonl as jsonl_reader
 from evaldelta.io import load
 from evaldelta.model import Run
 from tests.conftest import FIXTURES, REPO
@@ -390,7 +390,7 @@ def _same_comparisons(fast: Run, general: Run, baseline: str, candidate: str) ->
     where NaN is null and so equal to itself)."""
     from evaldelta import compare
     from evaldelta.api import compare_matrix
-    from evaldelta.report.json import render_json
+    from evaldelta.report._json import render_json
 
     def pairwise(run: Run) -> str:
         return render_json(compare(run, run, baseline_target=baseline, candidate_target=candidate))

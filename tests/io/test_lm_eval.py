@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from evaldelta.errors import InputError, ParseError
-from evaldelta.io import _head, lm_eval
+from evaldelta.io import _lm_eval as lm_eval
+from evaldelta.io._registry import _head
 from tests.conftest import FIXTURES, write_jsonl
 
 RUN_A = FIXTURES / "lm_eval" / "SYNTHETIC_model_A"

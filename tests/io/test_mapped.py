@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from evaldelta.errors import ParseError, UsageError
-from evaldelta.io import jsonl as jsonl_reader
-from evaldelta.io import mapped
+from evaldelta.io import _jsonl as jsonl_reader
+from evaldelta.io import _mapped as mapped
 
 Make = Callable[..., Path]
 

@@ -11,7 +11,7 @@ import pytest
 
 import evaldelta
 from evaldelta.errors import ParseError
-from evaldelta.io import openai_evals
+from evaldelta.io import _openai_evals as openai_evals
 from tests.conftest import FIXTURES, write_jsonl
 
 HERE = FIXTURES / "openai_evals"

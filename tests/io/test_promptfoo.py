@@ -14,7 +14,7 @@ import pytest
 
 import evaldelta
 from evaldelta.errors import ParseError
-from evaldelta.io import promptfoo
+from evaldelta.io import _promptfoo as promptfoo
 from tests.conftest import FIXTURES, write_jsonl
 
 HERE = FIXTURES / "promptfoo"

@@ -7,7 +7,7 @@ import pytest
 
 from evaldelta.errors import PairingError
 from evaldelta.model import Record, Run
-from evaldelta.pairing.cases import case_matrix, cases
+from evaldelta.pairing._cases import case_matrix, cases
 
 
 def test_case_matrix_means_attempts_and_counts_errors() -> None:

@@ -9,7 +9,7 @@ import pytest
 from evaldelta.errors import InputError, PairingError, UsageError
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.matrix import build_matrix as compare_matrix
+from evaldelta.pairing._matrix import build_matrix as compare_matrix
 from tests.conftest import FIXTURES
 
 COMBINED = FIXTURES / "combined-results.jsonl"

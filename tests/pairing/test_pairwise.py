@@ -8,7 +8,7 @@ import pytest
 from evaldelta.errors import PairingError, UsageError
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.pairwise import classify, pair
+from evaldelta.pairing._pairwise import classify, pair
 from tests.conftest import FIXTURES
 
 

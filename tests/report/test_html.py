@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
-from evaldelta.analysis.comparison import Comparison
+from evaldelta.analysis._comparison import Comparison
 from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.report.html import (
+from evaldelta.report._html import (
     render_html,
     render_html_summary,
     report_script,
     script_json,
 )
-from evaldelta.report.json import render_json
-from evaldelta.report.markdown import count_lines, mcnemar_line, render_markdown
+from evaldelta.report._json import render_json
+from evaldelta.report._markdown import count_lines, mcnemar_line, render_markdown
 from tests.conftest import EXAMPLE, FIXTURES, REPO
 
 AGENT = REPO / "examples" / "agent-versions"

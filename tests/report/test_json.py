@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from evaldelta.io import load
-from evaldelta.pairing.matrix import build_matrix
-from evaldelta.pairing.pairwise import pair
-from evaldelta.report.json import render_json
+from evaldelta.pairing._matrix import build_matrix
+from evaldelta.pairing._pairwise import pair
+from evaldelta.report._json import render_json
 from tests.conftest import FIXTURES
 
 

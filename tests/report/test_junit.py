@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.report.junit import render_junit, xml_text
+from evaldelta.report._junit import render_junit, xml_text
 from tests.conftest import EXAMPLE, FIXTURES
 
 SPEC_JUNIT = """\

@@ -7,7 +7,7 @@ import re
 from evaldelta.api import compare, compare_matrix
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.report.markdown import escape, render_markdown, render_matrix_markdown
+from evaldelta.report._markdown import escape, render_markdown, render_matrix_markdown
 from tests.conftest import EXAMPLE, FIXTURES
 
 SPEC_REPORT = """\

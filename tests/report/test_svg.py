@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evaldelta.analysis.histogram import delta_histogram
-from evaldelta.report.svg import (
+from evaldelta.analysis._histogram import delta_histogram
+from evaldelta.report._svg import (
     delta_histogram_chart,
     escape,
     forest_chart,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from evaldelta.io import load
 from evaldelta.model import Record, Run
-from evaldelta.pairing.matrix import build_matrix
-from evaldelta.pairing.pairwise import pair
+from evaldelta.pairing._matrix import build_matrix
+from evaldelta.pairing._pairwise import pair
+from evaldelta.report._table import render_matrix_table, render_table
 from evaldelta.report._text import width
-from evaldelta.report.table import render_matrix_table, render_table
 from tests.conftest import FIXTURES
 
 SPEC_TABLE = """

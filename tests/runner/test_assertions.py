@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evaldelta.errors import ParseError, UsageError
-from evaldelta.runner.assertions import (
+from evaldelta.runner._assertions import (
     AssertionResult,
     Attempt,
     Scored,
@@ -20,7 +20,7 @@ from evaldelta.runner.assertions import (
     combine,
     output_text,
 )
-from evaldelta.runner.spec import AssertionSpec, InfraFailure, TestCase, Where
+from evaldelta.runner._spec import AssertionSpec, InfraFailure, TestCase, Where
 
 TEST = TestCase(id="t1", input="What is the capital of France?", expected_output="Paris")
 _module_ids = itertools.count()

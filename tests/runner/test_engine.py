@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import evaldelta
-from evaldelta.runner.engine import (
+from evaldelta.runner._engine import (
     AttemptDone,
     EvalOptions,
     latest_attempts,
@@ -20,7 +20,7 @@ from evaldelta.runner.engine import (
     run_suite,
     seeded_order,
 )
-from evaldelta.runner.spec import AssertionSpec, RetryPolicy, Suite, TargetSpec, TestCase
+from evaldelta.runner._spec import AssertionSpec, RetryPolicy, Suite, TargetSpec, TestCase
 from evaldelta.store import RunStore
 from tests.runner.fake_openai import FakeOpenAI, Step
 

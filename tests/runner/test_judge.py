@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from evaldelta.runner.assertions import Attempt, check
-from evaldelta.runner.judge import (
+from evaldelta.runner._assertions import Attempt, check
+from evaldelta.runner._judge import (
     SYSTEM_PROMPT,
     JudgeUsage,
     JudgeVerdict,
@@ -18,7 +18,7 @@ from evaldelta.runner.judge import (
     neutralise,
     parse_verdict,
 )
-from evaldelta.runner.spec import AssertionSpec, InfraFailure, Reply, TestCase
+from evaldelta.runner._spec import AssertionSpec, InfraFailure, Reply, TestCase
 
 TEST = TestCase(id="t1", input="Capital of France?", expected_output="Paris")
 

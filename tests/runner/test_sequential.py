@@ -15,10 +15,10 @@ import pytest
 import evaldelta
 from evaldelta.errors import UsageError
 from evaldelta.model import Run
-from evaldelta.runner.engine import EvalOptions, SequenceMoved, plan_suite, run_suite
-from evaldelta.runner.sequential import Against, Sequencer
-from evaldelta.runner.spec import AssertionSpec, RetryPolicy, Suite, TargetSpec, TestCase
-from evaldelta.stats.sequential import confidence_sequence
+from evaldelta.runner._engine import EvalOptions, SequenceMoved, plan_suite, run_suite
+from evaldelta.runner._sequential import Against, Sequencer
+from evaldelta.runner._spec import AssertionSpec, RetryPolicy, Suite, TargetSpec, TestCase
+from evaldelta.stats._sequential import confidence_sequence
 from evaldelta.store import RunStore
 from tests.runner.fake_openai import FakeOpenAI, Received, Step
 
@@ -285,7 +285,7 @@ def test_a_straggler_does_not_let_the_run_finish_every_case(
     """One early case answers slowly: the cases after it cannot enter the sequence
     before it, so the run starts no more than LOOKAHEAD x workers cases past it
     meanwhile, and still stops early once it is in (no case is run only to wait)."""
-    from evaldelta.runner.engine import LOOKAHEAD
+    from evaldelta.runner._engine import LOOKAHEAD
 
     suite = _suite(server, n=400, workers=4)
     base = _baseline(suite, store)

@@ -1,4 +1,4 @@
-"""Tests of runner/suite.py: reading a suite and its targets file, every error at its line."""
+"""Tests of runner/_suite.py: reading a suite and its targets file, every error at its line."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from textwrap import dedent
 import pytest
 
 from evaldelta.errors import ParseError
-from evaldelta.runner.suite import load_suite, suite_from_mapping
+from evaldelta.runner._suite import load_suite, suite_from_mapping
 
 EXAMPLE = Path(__file__).parents[2] / "examples/benchmark-tooling/evals/benchmark.eval.yaml"
 

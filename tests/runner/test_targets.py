@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from evaldelta.errors import ParseError, TargetError
-from evaldelta.runner.spec import (
+from evaldelta.runner._spec import (
     InfraFailure,
     Reply,
     RetryPolicy,
@@ -28,7 +28,7 @@ from evaldelta.runner.spec import (
     TaskFailure,
     TestCase,
 )
-from evaldelta.runner.targets import (
+from evaldelta.runner._targets import (
     Calling,
     CommandTarget,
     OpenAITarget,

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from evaldelta.analysis.summary import summarise
+from evaldelta.analysis._summary import summarise
 from evaldelta.api import compare, compare_matrix
 from evaldelta.errors import StoreError
-from evaldelta.report.html import render_html
+from evaldelta.report._html import render_html
 from evaldelta.serve import Dashboard
-from evaldelta.serve.combine import combine_runs
+from evaldelta.serve._combine import combine_runs
 from evaldelta.store import open_store
 from tests.serve.conftest import error_of, get, row_ids
 from tests.serve.stores import (
@@ -559,7 +559,7 @@ def test_an_error_page_escapes_what_it_repeats(dash: Dashboard) -> None:
 
 def test_pages_say_what_may_run(dash: Dashboard, few: FewRuns) -> None:
     """Own pages: only their script, by hash; nothing fetched; no framing."""
-    from evaldelta.serve.pages import RUNS_SCRIPT
+    from evaldelta.serve._pages import RUNS_SCRIPT
 
     r = get(dash, "/")
     csp = r.headers["Content-Security-Policy"]

@@ -9,7 +9,7 @@ import pytest
 from evaldelta.api import compare, compare_matrix
 from evaldelta.errors import PairingError
 from evaldelta.model import Record, Run
-from evaldelta.serve.combine import combine_runs
+from evaldelta.serve._combine import combine_runs
 from tests.serve.stores import make_run
 from tests.store.conftest import synthetic_run
 

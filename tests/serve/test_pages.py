@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from evaldelta.serve.pages import CSS, RUNS_SCRIPT, error_page, esc, runs_page
-from evaldelta.serve.summary import RunRow, RunSummary
-from evaldelta.serve.views import RunsView, page_count, text_of
+from evaldelta.serve._pages import CSS, RUNS_SCRIPT, error_page, esc, runs_page
+from evaldelta.serve._summary import RunRow, RunSummary
+from evaldelta.serve._views import RunsView, page_count, text_of
 
 NASTY = '<script>alert(1)</script>"><img src=x onerror=alert(2)>\ud800'
 

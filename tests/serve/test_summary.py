@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaldelta.serve.summary import (
+from evaldelta.serve._summary import (
     RunRow,
     RunSummary,
     SummaryCache,

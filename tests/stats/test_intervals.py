@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from evaldelta.errors import UsageError
-from evaldelta.stats import intervals
-from evaldelta.stats.intervals import (
+from evaldelta.stats import _intervals as intervals
+from evaldelta.stats._intervals import (
     Interval,
     bootstrap_mean,
     clustered_normal_interval,

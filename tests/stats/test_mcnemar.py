@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from evaldelta.errors import UsageError
-from evaldelta.stats.mcnemar import McNemarResult, mcnemar_exact
+from evaldelta.stats._mcnemar import McNemarResult, mcnemar_exact
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evaldelta.errors import UsageError
-from evaldelta.stats.power import (
+from evaldelta.stats._power import (
     PowerResult,
     cases_needed,
     minimum_detectable_effect,

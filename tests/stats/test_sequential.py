@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evaldelta.errors import UsageError
-from evaldelta.stats.sequential import (
+from evaldelta.stats._sequential import (
     RunningSequence,
     confidence_sequence,
     path_points,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaldelta.stats.sequential import confidence_sequence
+from evaldelta.stats._sequential import confidence_sequence
 
 RUNS = 2000
 CASES = 1000

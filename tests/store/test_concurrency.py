@@ -21,7 +21,8 @@ from tests.store.conftest import synthetic_run
 IMPORTER = textwrap.dedent(
     """
     import os, sys, time
-    from evaldelta.store import codec, open_store
+    from evaldelta.store import _codec as codec
+    from evaldelta.store import open_store
     from tests.store.conftest import synthetic_run
 
     store_path, go, seed, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])

@@ -15,9 +15,10 @@ import pytest
 
 import evaldelta
 from evaldelta.errors import StoreError
-from evaldelta.io.jsonl import from_records
-from evaldelta.store import RunStore, StoredSuite, codec, open_store
-from evaldelta.store.liveness import lock_path
+from evaldelta.io._jsonl import from_records
+from evaldelta.store import RunStore, StoredSuite, open_store
+from evaldelta.store import _codec as codec
+from evaldelta.store._liveness import lock_path
 from tests.conftest import FIXTURES, REPO
 
 
@@ -114,7 +115,7 @@ def test_begin_add_finish_round_trip(store: RunStore, store_path: Path) -> None:
     assert back.records() == expected.records()
     assert (back.status, back.format, back.config) == ("complete", "evaldelta", done.config)
     assert done.dataset_hash == evaldelta.store.dataset_hash(expected)
-    from evaldelta.analysis.summary import summarise
+    from evaldelta.analysis._summary import summarise
 
     assert store.summary(rid) == summarise(expected)
     assert store.case_order(rid) == ["case-2", "case-0", "case-1", "case-3", "case-5", "case-4"]
@@ -262,7 +263,7 @@ def test_a_run_whose_process_was_killed_reads_as_interrupted(store_path: Path) -
         assert run.status == "interrupted"
         expected = from_records(records(3), source=info.label, config=info.config)
         assert run.records() == expected.records()
-        from evaldelta.analysis.summary import summarise
+        from evaldelta.analysis._summary import summarise
 
         assert store.summaries([rid]) == {rid: summarise(expected)}
         conn = _db(store_path)

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evaldelta.store.liveness import acquire, is_held, lock_path
+from evaldelta.store._liveness import acquire, is_held, lock_path
 
 
 def test_lock_path_sits_beside_the_store(tmp_path: Path) -> None:
@@ -31,7 +31,7 @@ def test_held_until_released(tmp_path: Path) -> None:
 def test_another_process_sees_it_held_and_free_once_this_one_lets_go(tmp_path: Path) -> None:
     path = lock_path(tmp_path / "runs.db", 2)
     probe = (
-        "import sys; from pathlib import Path; from evaldelta.store.liveness import is_held; "
+        "import sys; from pathlib import Path; from evaldelta.store._liveness import is_held; "
         "print(is_held(Path(sys.argv[1])))"
     )
 

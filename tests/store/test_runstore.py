@@ -13,7 +13,8 @@ import pytest
 import evaldelta
 from evaldelta.errors import PairingError, StoreError
 from evaldelta.model import Run
-from evaldelta.store import RunStore, codec, dataset_hash, default_name, open_store
+from evaldelta.store import RunStore, dataset_hash, default_name, open_store
+from evaldelta.store import _codec as codec
 from tests.conftest import FIXTURES
 from tests.store.conftest import synthetic_run
 
@@ -357,7 +358,7 @@ def test_the_file_holds_no_partial_run_after_a_failed_import(
 
 
 def test_figures_are_kept_when_a_run_is_stored(store: RunStore) -> None:
-    from evaldelta.analysis.summary import summarise
+    from evaldelta.analysis._summary import summarise
 
     run = evaldelta.load(FIXTURES / "combined-results.jsonl")
     whole = store.add_run(run, name="all")

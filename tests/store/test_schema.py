@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import evaldelta
-from evaldelta.analysis.summary import summarise
+from evaldelta.analysis._summary import summarise
 from evaldelta.errors import StoreError
 from evaldelta.store import SCHEMA_VERSION, RunStore, open_store
-from evaldelta.store.schema import MIGRATIONS, migrate, read_version
+from evaldelta.store._schema import MIGRATIONS, migrate, read_version
 from tests.conftest import FIXTURES
 
 STORE_V1 = Path(__file__).parent / "fixtures" / "store-v1.sql"

@@ -2,196 +2,30 @@
 
 Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input, usage errors, no
 cases in common). An error is one line on stderr; ``--debug`` adds the traceback.
+Each subcommand is a private module (``_compare``, ``_gate``, ...) with
+``add_parser(commands)``; ``_main`` builds the parser and runs it.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from evaldelta.cli._main import build_parser, error_message, main
+from evaldelta.cli._output import (
+    EXIT_CANNOT_JUDGE,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    can_show,
+    use_color,
+    write_output,
+)
 
-if TYPE_CHECKING:
-    from evaldelta.errors import EvalDeltaError
-
-EXIT_OK = 0
-EXIT_REGRESSION = 1
-EXIT_CANNOT_JUDGE = 2
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (and exit 2, as argparse does)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from evaldelta import __version__
-    from evaldelta.cli import compare as compare_cmd
-    from evaldelta.cli import eval as eval_cmd
-    from evaldelta.cli import gate as gate_cmd
-    from evaldelta.cli import power as power_cmd
-    from evaldelta.cli import runs as runs_cmd
-    from evaldelta.cli import serve as serve_cmd
-
-    parser = _Parser(
-        prog="evaldelta",
-        description="Compare evaluation runs: is the candidate really better than the baseline?",
-        epilog="Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input or usage).",
-    )
-    parser.add_argument("--version", action="version", version=f"evaldelta {__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="show the full traceback when something fails"
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    eval_cmd.add_parser(commands)
-    compare_cmd.add_parser(commands)
-    gate_cmd.add_parser(commands)
-    power_cmd.add_parser(commands)
-    runs_cmd.add_parser(commands)
-    serve_cmd.add_parser(commands)
-    return parser
-
-
-def use_color(choice: str, stream: object) -> bool:
-    """Colour for ``--color auto|always|never``.
-
-    ``auto``: FORCE_COLOR (non-empty) forces it; NO_COLOR (non-empty, see
-    no-color.org) turns it off; otherwise colour only on a terminal.
-    """
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def write_output(text: str, path: str | None) -> None:
-    """Write to ``path``, or to stdout when it is ``None``."""
-    from evaldelta.errors import InputError
-
-    if path is None:
-        try:
-            sys.stdout.write(text)
-        except UnicodeEncodeError:
-            # A terminal that cannot show some character of an id: show "?" for it.
-            encoding = sys.stdout.encoding or "ascii"
-            sys.stdout.flush()
-            sys.stdout.buffer.write(text.encode(encoding, errors="replace"))
-        sys.stdout.flush()
-        return
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
-
-
-def can_show(text: str, stream: object = None) -> bool:
-    """True when ``stream`` (stdout by default) can encode ``text``."""
-    encoding = getattr(stream if stream is not None else sys.stdout, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
-def _flag_phrases() -> dict[str, tuple[tuple[str, str], ...]]:
-    """For each parameter a library error can name (its ``option``): what its message
-    says in the parameter's terms, and how the command line says it, with the flag."""
-    from evaldelta.pairing.cases import WHICH_TARGETS
-    from evaldelta.store.runstore import NO_STORE_MEND
-
-    return {
-        "store": (
-            (
-                NO_STORE_MEND,
-                "store a run first with `evaldelta eval SUITE` or `evaldelta runs import "
-                "FILE`, or choose a store with --store PATH or EVALDELTA_STORE",
-            ),
-            ("store=PATH", "--store PATH"),
-        ),
-        "name": (("name=NAME", "--name NAME"),),
-        "target": (
-            ("target=TARGET", "--target TARGET"),
-            ("; check the name", "; check the name, or list them with --format json"),
-        ),
-        "baseline_target": ((WHICH_TARGETS, "--baseline/--candidate TARGET on the command line"),),
-        "targets": (("add it to targets", "add it to --targets"),),
-        "sample": (("sample must", "--sample must"),),
-        "cluster_by": (("cluster_by='category'", "--cluster-by category"),),
-    }
-
-
-def error_message(exc: EvalDeltaError) -> str:
-    """The message of ``exc`` as the command line shows it: the parameter it names
-    (``exc.option``) written as the flag that sets it."""
-    text = str(exc)
-    for library, flag in _flag_phrases().get(exc.option or "", ()):
-        text = text.replace(library, flag)
-    return text
-
-
-def _limits_from_environment() -> None:
-    """``EVALDELTA_MAX_LINE_MB`` / ``EVALDELTA_MAX_UNPACKED_MB``: the readers' bounds on
-    one line (or archive member) and on what a compressed file unpacks to, raised for
-    a file that truly is that large."""
-    names = {"EVALDELTA_MAX_LINE_MB": "line_bytes", "EVALDELTA_MAX_UNPACKED_MB": "unpacked_bytes"}
-    given = {name: os.environ[name] for name in names if os.environ.get(name)}
-    if not given:
-        return
-    from evaldelta.errors import UsageError
-    from evaldelta.io._source import LIMITS
-
-    for name, text in given.items():
-        try:
-            mb = float(text)
-        except ValueError:
-            mb = -1.0
-        if not mb > 0:
-            raise UsageError(f"{name} must be a number of MiB > 0, got {text!r}")
-        setattr(LIMITS, names[name], int(mb * 2**20))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args_list
-    parser = build_parser()
-    try:
-        args = parser.parse_args(args_list)
-        if args.command is None:
-            parser.print_help()
-            return EXIT_CANNOT_JUDGE
-        args.argv = args_list
-        _limits_from_environment()
-        code: int = args.run(args)
-        return code
-    except KeyboardInterrupt:
-        print("evaldelta: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # Output piped into `head` and the like: not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
-    except Exception as exc:
-        from evaldelta.errors import EvalDeltaError
-
-        if debug:
-            raise
-        if isinstance(exc, EvalDeltaError):
-            print(f"evaldelta: error: {error_message(exc)}", file=sys.stderr)
-        else:
-            print(
-                f"evaldelta: internal error: {type(exc).__name__}: {exc} "
-                "(run again with --debug for the traceback, and please report it)",
-                file=sys.stderr,
-            )
-        return EXIT_CANNOT_JUDGE
+__all__ = [
+    "EXIT_CANNOT_JUDGE",
+    "EXIT_OK",
+    "EXIT_REGRESSION",
+    "build_parser",
+    "can_show",
+    "error_message",
+    "main",
+    "use_color",
+    "write_output",
+]

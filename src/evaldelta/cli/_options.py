@@ -9,7 +9,7 @@ from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
-    from evaldelta.analysis.settings import CompareOptions, Settings
+    from evaldelta.analysis._settings import CompareOptions, Settings
     from evaldelta.model import Run
 
 
@@ -206,7 +206,7 @@ def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:
     specs = getattr(args, "map", None)
     if not specs:
         return None
-    from evaldelta.io.mapped import parse_mapping
+    from evaldelta.io._mapped import parse_mapping
 
     merged: dict[str, str] = {}
     for spec in specs:

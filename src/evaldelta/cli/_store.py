@@ -55,7 +55,7 @@ def open_store(path: str, *, create: bool = False, reading: bool = False) -> Run
     import os
 
     from evaldelta.store import RunStore
-    from evaldelta.store.runstore import can_write
+    from evaldelta.store._runstore import can_write
 
     readonly = reading and os.path.exists(path) and not can_write(path)
     return RunStore(path, create=create, readonly=readonly)
@@ -114,7 +114,7 @@ def run_from_store_file(
         InputError: the store holds no runs, or none that ``ref`` names.
         StoreError: the store cannot be read (one of a newer evaldelta, say).
     """
-    from evaldelta.store.runstore import is_id
+    from evaldelta.store._runstore import is_id
 
     listing = f"list its runs with `evaldelta runs list --store {path}`"
     store = open_store(path, reading=True)
@@ -156,7 +156,7 @@ def stored_run(
     Raises:
         InputError: there is a store, but no such run in it.
     """
-    from evaldelta.store.runstore import is_id
+    from evaldelta.store._runstore import is_id
 
     path = store_path(args)
     if not os.path.isfile(path):

@@ -1,7 +1,7 @@
 """The plain path of the JSONL reader: pieces of a file in the common agentv shape,
 decoded with types that check the shape as they go and turned into columns with little
 Python per record. A piece of any other shape is left to the general path
-(:mod:`evaldelta.io.jsonl`), which gives the same columns for the same records."""
+(:mod:`evaldelta.io._jsonl`), which gives the same columns for the same records."""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-from evaldelta.pairing.cases import CaseMatrix, Cases, case_matrix, cases
-from evaldelta.pairing.matrix import MatrixPairing, build_matrix
-from evaldelta.pairing.pairwise import (
+from evaldelta.pairing._cases import CaseMatrix, Cases, case_matrix, cases
+from evaldelta.pairing._matrix import MatrixPairing, build_matrix
+from evaldelta.pairing._pairwise import (
     DEFAULT_THRESHOLD,
     TOLERANCE,
     MatchedCase,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaldelta.report.json import render_json
-from evaldelta.report.table import render_matrix_table, render_table
+from evaldelta.report._json import render_json
+from evaldelta.report._table import render_matrix_table, render_table
 
 __all__ = ["render_json", "render_matrix_table", "render_table"]

@@ -8,9 +8,9 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from evaldelta.analysis.comparison import Comparison, MatrixComparison
-from evaldelta.pairing.matrix import MatrixPairing
-from evaldelta.pairing.pairwise import Pairing
+from evaldelta.analysis._comparison import Comparison, MatrixComparison
+from evaldelta.pairing._matrix import MatrixPairing
+from evaldelta.pairing._pairwise import Pairing
 
 if TYPE_CHECKING:
     from evaldelta.analysis import Analysis
@@ -166,7 +166,7 @@ def method_text(iv: Interval) -> str:
 def holm_line(pairs: Sequence[Pairwise], baseline: str, name: Callable[[str], str] = str) -> str:
     """``Intervals: Holm's step-down for 3 comparisons against base (b at 98.33%, c at
     97.5%, d at 97.5%).``: each candidate's level, as the procedure set it."""
-    from evaldelta.analysis.verdict import level_text
+    from evaldelta.analysis._verdict import level_text
 
     levels = [
         f"{name(p.candidate)} at {level_text(a.figures.level)}"

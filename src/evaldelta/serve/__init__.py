@@ -9,14 +9,14 @@ its cases, and compares the runs ticked in the list with the HTML report's own p
     server = make_server(Dashboard(".evaldelta/runs.db"), "127.0.0.1", 8765)
     server.serve_forever()
 
-:mod:`~evaldelta.serve.app` answers requests without a socket;
-:mod:`~evaldelta.serve.pages` draws the pages; :mod:`~evaldelta.serve.server` puts it
+:mod:`~evaldelta.serve._app` answers requests without a socket;
+:mod:`~evaldelta.serve._pages` draws the pages; :mod:`~evaldelta.serve._server` puts it
 all behind the standard library's HTTP server.
 """
 
 from __future__ import annotations
 
-from evaldelta.serve.app import Dashboard, Response
-from evaldelta.serve.server import DashboardServer, is_loopback, make_server
+from evaldelta.serve._app import Dashboard, Response
+from evaldelta.serve._server import DashboardServer, is_loopback, make_server
 
 __all__ = ["Dashboard", "DashboardServer", "Response", "is_loopback", "make_server"]

@@ -6,7 +6,7 @@ unit is the case (attempts averaged first); every result names its method.
 
 from __future__ import annotations
 
-from evaldelta.stats.intervals import (
+from evaldelta.stats._intervals import (
     Interval,
     bootstrap_mean,
     clustered_normal_interval,
@@ -16,14 +16,14 @@ from evaldelta.stats.intervals import (
     wilson_interval,
     z_value,
 )
-from evaldelta.stats.mcnemar import McNemarResult, mcnemar_exact
-from evaldelta.stats.power import (
+from evaldelta.stats._mcnemar import McNemarResult, mcnemar_exact
+from evaldelta.stats._power import (
     PowerResult,
     cases_needed,
     minimum_detectable_effect,
     paired_variance,
 )
-from evaldelta.stats.signflip import SignFlipResult, sign_flip_test
+from evaldelta.stats._signflip import SignFlipResult, sign_flip_test
 
 __all__ = [
     "Interval",

@@ -16,8 +16,8 @@ This package is the only place that imports :mod:`sqlite3`::
 
 from __future__ import annotations
 
-from evaldelta.store.export import export_jsonl
-from evaldelta.store.runstore import (
+from evaldelta.store._export import export_jsonl
+from evaldelta.store._runstore import (
     DEFAULT_STORE,
     Progress,
     RunStore,
@@ -27,7 +27,7 @@ from evaldelta.store.runstore import (
     default_name,
     open_store,
 )
-from evaldelta.store.schema import SCHEMA_VERSION
+from evaldelta.store._schema import SCHEMA_VERSION
 
 __all__ = [
     "DEFAULT_STORE",

@@ -1,0 +1,148 @@
+"""The ``evaldelta`` command's entry point: parse, call the public API, render, map to an exit code.
+
+Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input, usage errors, no
+cases in common). An error is one line on stderr; ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+from evaldelta.cli._output import EXIT_CANNOT_JUDGE, EXIT_OK
+
+if TYPE_CHECKING:
+    from evaldelta.errors import EvalDeltaError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2, as argparse does)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from evaldelta import __version__
+    from evaldelta.cli import _compare as compare_cmd
+    from evaldelta.cli import _eval as eval_cmd
+    from evaldelta.cli import _gate as gate_cmd
+    from evaldelta.cli import _power as power_cmd
+    from evaldelta.cli import _runs as runs_cmd
+    from evaldelta.cli import _serve as serve_cmd
+
+    parser = _Parser(
+        prog="evaldelta",
+        description="Compare evaluation runs: is the candidate really better than the baseline?",
+        epilog="Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input or usage).",
+    )
+    parser.add_argument("--version", action="version", version=f"evaldelta {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback when something fails"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    eval_cmd.add_parser(commands)
+    compare_cmd.add_parser(commands)
+    gate_cmd.add_parser(commands)
+    power_cmd.add_parser(commands)
+    runs_cmd.add_parser(commands)
+    serve_cmd.add_parser(commands)
+    return parser
+
+
+def _flag_phrases() -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each parameter a library error can name (its ``option``): what its message
+    says in the parameter's terms, and how the command line says it, with the flag."""
+    from evaldelta.pairing._cases import WHICH_TARGETS
+    from evaldelta.store._runstore import NO_STORE_MEND
+
+    return {
+        "store": (
+            (
+                NO_STORE_MEND,
+                "store a run first with `evaldelta eval SUITE` or `evaldelta runs import "
+                "FILE`, or choose a store with --store PATH or EVALDELTA_STORE",
+            ),
+            ("store=PATH", "--store PATH"),
+        ),
+        "name": (("name=NAME", "--name NAME"),),
+        "target": (
+            ("target=TARGET", "--target TARGET"),
+            ("; check the name", "; check the name, or list them with --format json"),
+        ),
+        "baseline_target": ((WHICH_TARGETS, "--baseline/--candidate TARGET on the command line"),),
+        "targets": (("add it to targets", "add it to --targets"),),
+        "sample": (("sample must", "--sample must"),),
+        "cluster_by": (("cluster_by='category'", "--cluster-by category"),),
+    }
+
+
+def error_message(exc: EvalDeltaError) -> str:
+    """The message of ``exc`` as the command line shows it: the parameter it names
+    (``exc.option``) written as the flag that sets it."""
+    text = str(exc)
+    for library, flag in _flag_phrases().get(exc.option or "", ()):
+        text = text.replace(library, flag)
+    return text
+
+
+def _limits_from_environment() -> None:
+    """``EVALDELTA_MAX_LINE_MB`` / ``EVALDELTA_MAX_UNPACKED_MB``: the readers' bounds on
+    one line (or archive member) and on what a compressed file unpacks to, raised for
+    a file that truly is that large."""
+    names = {"EVALDELTA_MAX_LINE_MB": "line_bytes", "EVALDELTA_MAX_UNPACKED_MB": "unpacked_bytes"}
+    given = {name: os.environ[name] for name in names if os.environ.get(name)}
+    if not given:
+        return
+    from evaldelta.errors import UsageError
+    from evaldelta.io._source import LIMITS
+
+    for name, text in given.items():
+        try:
+            mb = float(text)
+        except ValueError:
+            mb = -1.0
+        if not mb > 0:
+            raise UsageError(f"{name} must be a number of MiB > 0, got {text!r}")
+        setattr(LIMITS, names[name], int(mb * 2**20))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_CANNOT_JUDGE
+        args.argv = args_list
+        _limits_from_environment()
+        code: int = args.run(args)
+        return code
+    except KeyboardInterrupt:
+        print("evaldelta: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:
+        from evaldelta.errors import EvalDeltaError
+
+        if debug:
+            raise
+        if isinstance(exc, EvalDeltaError):
+            print(f"evaldelta: error: {error_message(exc)}", file=sys.stderr)
+        else:
+            print(
+                f"evaldelta: internal error: {type(exc).__name__}: {exc} "
+                "(run again with --debug for the traceback, and please report it)",
+                file=sys.stderr,
+            )
+        return EXIT_CANNOT_JUDGE
