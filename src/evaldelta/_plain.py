@@ -12,7 +12,7 @@ from dataclasses import fields
 from functools import lru_cache
 from typing import Any, Protocol
 
-__all__ = ["dicts", "fields_dict", "picked"]
+__all__ = ["FieldsDict", "dicts", "fields_dict", "picked"]
 
 
 @lru_cache(maxsize=256)
@@ -59,3 +59,12 @@ def fields_dict(obj: Any, convert: Callable[[Any], Any] | None = None) -> dict[s
             value = convert(value)
         out[f.name] = value
     return out
+
+
+class FieldsDict:
+    """A dataclass whose JSON is every field, in order (:func:`fields_dict`)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evaldelta._plain import fields_dict, picked
+from evaldelta._plain import FieldsDict, picked
 from evaldelta.analysis._settings import Settings
 from evaldelta.pairing._pairwise import LOSS, TIE, WIN, classify_all, clean
 
@@ -130,19 +130,16 @@ class PairedMetric:
 
 
 @dataclass(frozen=True, slots=True)
-class PassRates:
+class PassRates(FieldsDict):
     """Pass rate of each run on the common cases, and the change in points."""
 
     baseline: Interval
     candidate: Interval
     change: Interval
 
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
-class ScorerFigures:
+class ScorerFigures(FieldsDict):
     """One scorer's mean delta and its per-case counts."""
 
     name: str
@@ -150,9 +147,6 @@ class ScorerFigures:
     improved: int
     regressed: int
     unchanged: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True)

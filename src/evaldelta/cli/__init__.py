@@ -9,23 +9,13 @@ Each subcommand is a private module (``_compare``, ``_gate``, ...) with
 from __future__ import annotations
 
 from evaldelta.cli._main import build_parser, error_message, main
-from evaldelta.cli._output import (
-    EXIT_CANNOT_JUDGE,
-    EXIT_OK,
-    EXIT_REGRESSION,
-    can_show,
-    use_color,
-    write_output,
-)
+from evaldelta.cli._output import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSION
 
 __all__ = [
     "EXIT_CANNOT_JUDGE",
     "EXIT_OK",
     "EXIT_REGRESSION",
     "build_parser",
-    "can_show",
     "error_message",
     "main",
-    "use_color",
-    "write_output",
 ]

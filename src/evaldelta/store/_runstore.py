@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaldelta._plain import fields_dict
+from evaldelta._plain import FieldsDict
 from evaldelta.errors import RunNotFoundError, StoreError
 from evaldelta.model import Run
 from evaldelta.pairing._cases import DEFAULT_PASS_THRESHOLD
@@ -96,7 +96,7 @@ RunFigures = list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
-class StoredRun:
+class StoredRun(FieldsDict):
     """What the store knows about one run, without its records."""
 
     id: int
@@ -124,20 +124,14 @@ class StoredRun:
         """How the run is named in output: ``before (run 3)``."""
         return f"{self.name} (run {self.id})"
 
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
-class StoredSuite:
+class StoredSuite(FieldsDict):
     """A suite: the name under which ``evaldelta eval`` keeps the runs of one suite."""
 
     id: int
     name: str
     created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
 
 
 def _json(value: Any) -> str:
