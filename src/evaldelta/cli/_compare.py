@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evaldelta.cli._options import (
     add_command,
@@ -28,6 +28,7 @@ from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
     from evaldelta.analysis._comparison import Comparison, MatrixComparison
+    from evaldelta.cli._options import Commands
     from evaldelta.model import Run
 
 #: The one-line help and the description of ``evaldelta compare``.
@@ -59,7 +60,7 @@ exit codes:
 REPORT_FORMATS = ("table", "json", "markdown", "html", "junit")
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Commands) -> None:
     p = add_command(commands, "compare", ABOUT, HELP)
     p.add_argument("results", nargs="*", metavar="RESULTS", help="one combined file, or two files")
     add_input_options(p)

@@ -20,6 +20,7 @@ from evaldelta.cli._output import EXIT_CANNOT_JUDGE, EXIT_OK
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
+    from evaldelta.cli._options import Commands
     from evaldelta.runner._engine import EvalOutcome, Event, Plan, SequenceMoved
     from evaldelta.runner._sequential import Against
     from evaldelta.store import RunStore
@@ -50,7 +51,7 @@ Each target's run is stored as NAME/TARGET (NAME: --name, else the suite's name)
 """
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Commands) -> None:
     for name, aliases in (("eval", ["run"]),):
         p = add_command(commands, name, ABOUT, HELP, aliases=aliases)
         p.add_argument("suite", metavar="SUITE", help="the suite file (.yaml)")

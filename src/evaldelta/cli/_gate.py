@@ -29,6 +29,7 @@ from evaldelta.errors import UsageError
 if TYPE_CHECKING:
     from evaldelta.analysis._comparison import Comparison, MatrixComparison
     from evaldelta.analysis._figures import ScorerFigures
+    from evaldelta.cli._options import Commands
 
 #: The one-line help and the description of ``evaldelta gate``.
 ABOUT = (
@@ -56,7 +57,7 @@ examples:
 """
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Commands) -> None:
     p = options.add_command(commands, "gate", ABOUT, HELP)
     p.add_argument(
         "results",

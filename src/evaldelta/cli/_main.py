@@ -10,19 +10,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from evaldelta.cli._output import EXIT_CANNOT_JUDGE, EXIT_OK
+from evaldelta.cli._output import EXIT_CANNOT_JUDGE, EXIT_OK, Parser
 
 if TYPE_CHECKING:
     from evaldelta.errors import EvalDeltaError
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (and exit 2, as argparse does)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evaldelta.cli import _runs as runs_cmd
     from evaldelta.cli import _serve as serve_cmd
 
-    parser = _Parser(
+    parser = Parser(
         prog="evaldelta",
         description="Compare evaluation runs: is the candidate really better than the baseline?",
         epilog="Exit codes: 0 pass, 1 regression, 2 cannot judge (bad input or usage).",
@@ -43,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show the full traceback when something fails"
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     eval_cmd.add_parser(commands)
     compare_cmd.add_parser(commands)
     gate_cmd.add_parser(commands)

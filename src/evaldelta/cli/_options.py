@@ -9,8 +9,14 @@ from evaldelta.cli._progress import add_progress_option, progress_line
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from evaldelta.analysis._settings import CompareOptions, Settings
+    from evaldelta.cli._output import Parser
     from evaldelta.model import Run
+
+    #: What ``add_subparsers()`` returns: the subcommands of ``evaldelta``.
+    Commands: TypeAlias = argparse._SubParsersAction[Parser]
 
 
 #: What may decide the verdict (``--metric``).
@@ -59,7 +65,7 @@ def add_dataset_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
 
 
 def add_command(
-    commands: Any, name: str, about: tuple[str, str], epilog: str, **extra: Any
+    commands: Commands, name: str, about: tuple[str, str], epilog: str, **extra: Any
 ) -> argparse.ArgumentParser:
     """A subcommand: ``about`` is its one-line help and its description; ``epilog``
     (examples) is shown as written."""

@@ -1,14 +1,17 @@
-"""What every subcommand shares: the exit codes and writing the output."""
+"""What every subcommand shares: the exit codes, the parser and writing the output."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from typing import NoReturn
 
 __all__ = [
     "EXIT_CANNOT_JUDGE",
     "EXIT_OK",
     "EXIT_REGRESSION",
+    "Parser",
     "can_show",
     "use_color",
     "write_output",
@@ -17,6 +20,13 @@ __all__ = [
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_CANNOT_JUDGE = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2, as argparse does)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_CANNOT_JUDGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def use_color(choice: str, stream: object) -> bool:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.cli._options import add_command, add_reference_options
 from evaldelta.cli._output import EXIT_OK, write_output
 from evaldelta.errors import UsageError
+
+if TYPE_CHECKING:
+    from evaldelta.cli._options import Commands
 
 #: The one-line help and the description of ``evaldelta power``.
 ABOUT = (
@@ -28,7 +31,7 @@ examples:
 EFFECTS = (0.01, 0.02, 0.03, 0.05, 0.10)
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Commands) -> None:
     p = add_command(commands, "power", ABOUT, HELP)
     p.add_argument("results", nargs="*", metavar="RESULTS", help="BASELINE CANDIDATE (optional)")
     p.add_argument("-b", "--baseline", metavar="TARGET", help="target of the baseline run")

@@ -14,6 +14,7 @@ from evaldelta.cli._store import STORE_HELP, open_store_of, store_path
 from evaldelta.errors import InputError, StoreError, UsageError
 
 if TYPE_CHECKING:
+    from evaldelta.cli._options import Commands
     from evaldelta.store import StoredRun
 
 #: The one-line help and the description of ``evaldelta runs``.
@@ -36,7 +37,7 @@ the store is .evaldelta/runs.db in the current folder, or --store PATH, or $EVAL
 """
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Commands) -> None:
     p = add_command(commands, "runs", ABOUT, HELP)
     sub = p.add_subparsers(dest="runs_command", metavar="COMMAND", parser_class=type(p))
     p.set_defaults(run=_no_command)

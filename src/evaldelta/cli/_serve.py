@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evaldelta.cli._options import add_command
 from evaldelta.cli._output import EXIT_OK
 from evaldelta.errors import UsageError
+
+if TYPE_CHECKING:
+    from evaldelta.cli._options import Commands
 
 #: The one-line help and the description of ``evaldelta serve``.
 ABOUT = (
@@ -30,7 +33,7 @@ says otherwise: the store holds prompts and outputs.
 """
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Commands) -> None:
     from evaldelta.cli._store import STORE_HELP
 
     p = add_command(commands, "serve", ABOUT, HELP)
