@@ -32,9 +32,19 @@ demo: $(VENV)/.installed
 	$(BIN)/evaldelta eval examples/offline-agent/suite.yaml --target v2 --name after --store $(DEMO_STORE)
 	$(BIN)/evaldelta compare before/v1 after/v2 --store $(DEMO_STORE); test $$? -le 1
 
-lint: $(VENV)/.installed-test
+ESLINT := tools/eslint/node_modules/.bin/eslint
+
+# ESLint for the scripts the package ships (the report's, the dashboard's), from the
+# npm registry at the versions tools/eslint/package-lock.json pins; once.
+$(ESLINT): tools/eslint/package.json tools/eslint/package-lock.json
+	@command -v npm > /dev/null || { echo "make lint needs Node.js and npm (Debian: apt-get install nodejs npm)"; exit 2; }
+	cd tools/eslint && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint: $(VENV)/.installed-test $(ESLINT)
 	$(BIN)/ruff check src tests examples bench
 	$(BIN)/ruff format --check src tests examples bench
+	$(ESLINT) --config tools/eslint/eslint.config.js 'src/evaldelta/*/assets/*.js'
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
@@ -47,4 +57,4 @@ test: lint typecheck browser-deps
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tools/eslint/node_modules

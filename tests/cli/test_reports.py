@@ -12,6 +12,7 @@ import sys
 import textwrap
 import venv
 import xml.etree.ElementTree as ET
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -483,6 +484,11 @@ def test_report_renders_from_an_installed_wheel(tmp_path: Path) -> None:
         timeout=300,
     )
     (wheel,) = dist.glob("evaldelta-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    for asset in ("report/report.js", "report/report.css", "serve/runs.js", "serve/dashboard.css"):
+        package, name = asset.split("/")
+        assert f"evaldelta/{package}/assets/{name}" in shipped
     fresh = tmp_path / "fresh"
     venv.create(fresh, with_pip=False)
     python = fresh / "bin" / "python"

@@ -128,3 +128,17 @@ def test_page_count_and_texts() -> None:
     assert text_of({"a": [1, "é"]}) == '{\n  "a": [\n    1,\n    "é"\n  ]\n}'
     long = text_of("x" * 5000, limit=10)
     assert long == "xxxxxxxxxx\n… (cut: 5,000 characters in all)"
+
+
+def test_the_script_and_stylesheet_are_the_shipped_files() -> None:
+    """The dashboard's script and stylesheet are real files of the package (linted by
+    ``make lint``), read with importlib.resources, and carried in the page as they are."""
+    from importlib import resources
+
+    folder = resources.files("evaldelta.serve").joinpath("assets")
+    assert folder.joinpath("runs.js").read_text(encoding="utf-8") == RUNS_SCRIPT
+    assert folder.joinpath("dashboard.css").read_text(encoding="utf-8") == CSS
+    assert RUNS_SCRIPT.startswith("// ")
+    assert '"use strict";' in RUNS_SCRIPT
+    page = runs_page(_view([_row(1)]))
+    assert f"<style>\n{CSS}</style>" in page

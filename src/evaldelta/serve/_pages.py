@@ -13,6 +13,7 @@ import html
 import json
 import re
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
 
@@ -61,159 +62,22 @@ def _ms(x: float | None) -> str:
     return "n/a" if x is None else ms(x)
 
 
-CSS = """:root {
-  --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
-  --accent: #0969da; --worse: #cf222e; --tradeoff: #9a6700; --better: #1a7f37;
-}
-* { box-sizing: border-box; }
-body {
-  margin: 0; color: var(--fg); background: #fff;
-  font: 14px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans",
-    Helvetica, Arial, sans-serif;
-}
-a { color: var(--accent); text-decoration: none; }
-a:hover { text-decoration: underline; }
-.top {
-  display: flex; gap: 16px; align-items: baseline; padding: 10px 32px;
-  border-bottom: 1px solid var(--line); background: var(--soft);
-}
-.top .brand { font-weight: 700; font-size: 16px; color: var(--fg); }
-.top .store { color: var(--muted); word-break: break-all; }
-main { padding: 16px 32px 48px; }
-h1 { font-size: 22px; margin: 4px 0 8px; word-break: break-word; }
-h2 {
-  font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid var(--line);
-  padding-bottom: 4px;
-}
-h3 { font-size: 15px; margin: 0 0 6px; word-break: break-word; }
-.muted, .note { color: var(--muted); }
-.empty { color: var(--muted); font-style: italic; }
-form.filters { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: end; margin: 8px 0; }
-form.filters label { display: flex; flex-direction: column; font-weight: 600; font-size: 12px; }
-input[type=search] {
-  font: inherit; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px;
-  min-width: 220px;
-}
-button {
-  font: inherit; padding: 4px 14px; border: 1px solid var(--line); border-radius: 6px;
-  background: var(--soft); cursor: pointer;
-}
-button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
-button:disabled { opacity: 0.45; cursor: not-allowed; }
-.actions { display: flex; gap: 12px; align-items: center; margin: 12px 0 8px; flex-wrap: wrap; }
-table { border-collapse: collapse; }
-table.list { width: 100%; }
-table.list th, table.list td {
-  padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left;
-  vertical-align: top;
-}
-table.list th { background: var(--soft); white-space: nowrap; font-size: 13px; }
-table.list.kv { width: auto; min-width: 30em; }
-table.list th a { color: var(--fg); }
-table.list th[aria-sort] a { color: var(--accent); }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.name { word-break: break-word; max-width: 28em; }
-tr.ticked { background: #ddf4ff; }
-tr.baseline { background: #fff8c5; }
-.status {
-  display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px;
-  background: var(--soft); border: 1px solid var(--line);
-}
-.status.interrupted { background: #fff8c5; border-color: var(--tradeoff); color: var(--tradeoff); }
-.status.running { background: #ddf4ff; border-color: #0969da; color: #0969da; }
-.pages { display: flex; gap: 16px; align-items: center; margin: 12px 0; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; }
-dl.facts dt { font-weight: 600; }
-dl.facts dd { margin: 0; word-break: break-all; }
-section.case {
-  border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; margin: 10px 0;
-}
-section.case .category { color: var(--muted); font-weight: 400; }
-pre {
-  white-space: pre-wrap; word-break: break-word; margin: 4px 0; padding: 6px 8px;
-  background: var(--soft); border-radius: 4px; max-height: 24em; overflow: auto;
-}
-details > summary { cursor: pointer; color: var(--muted); }
-.pass { color: var(--better); font-weight: 600; }
-.fail { color: var(--worse); font-weight: 600; }
-.error-code { color: var(--muted); font-size: 13px; margin: 0; }
-footer { color: var(--muted); padding: 0 32px 24px; font-size: 12px; }
-"""
+def _asset(name: str) -> str:
+    """A file of ``serve/assets/``, shipped in the package (and the wheel)."""
+    return (
+        resources.files("evaldelta.serve")
+        .joinpath("assets")
+        .joinpath(name)
+        .read_text(encoding="utf-8")
+    )
+
+
+CSS = _asset("dashboard.css")
 
 #: The runs page's script: ticks, the baseline mark and the Compare button. The ticked
 #: runs are kept in sessionStorage, so that ticks survive paging, sorting and filtering;
 #: the first ticked (or the one marked) is the baseline.
-RUNS_SCRIPT = """(() => {
-  "use strict";
-  const KEY = "evaldelta-dashboard-ticked";
-  let state = null;
-  try { state = JSON.parse(sessionStorage.getItem(KEY) || "null"); } catch (e) { state = null; }
-  if (!state || !Array.isArray(state.ticked)) state = { ticked: [], baseline: null };
-  state.ticked = state.ticked.filter((v) => /^[0-9]+$/.test(v));
-  const boxes = Array.from(document.querySelectorAll("input.tick"));
-  const marks = Array.from(document.querySelectorAll("input.mark"));
-  const form = document.getElementById("pick");
-  const button = document.getElementById("compare");
-  const said = document.getElementById("ticked");
-  const clear = document.getElementById("clear-ticks");
-  const save = () => {
-    try { sessionStorage.setItem(KEY, JSON.stringify(state)); } catch (e) { /* private mode */ }
-  };
-  const baseline = () =>
-    state.ticked.includes(state.baseline) ? state.baseline : state.ticked[0];
-  const sync = () => {
-    const base = baseline();
-    for (const box of boxes) {
-      box.checked = state.ticked.includes(box.value);
-      box.closest("tr").classList.toggle("ticked", box.checked);
-    }
-    for (const mark of marks) {
-      mark.checked = mark.value === base;
-      mark.closest("tr").classList.toggle("baseline", mark.checked);
-    }
-    button.disabled = state.ticked.length < 2;
-    clear.hidden = state.ticked.length === 0;
-    said.textContent = state.ticked.length
-      ? state.ticked.length + " ticked: baseline run " + base + (state.ticked.length > 1
-        ? ", candidates " + state.ticked.filter((v) => v !== base).map((v) => "run " + v)
-          .join(", ")
-        : "; tick at least one more to compare")
-      : "Tick two or more runs, then press Compare: the first ticked (or the one " +
-        "marked as baseline) is the baseline.";
-  };
-  for (const box of boxes) {
-    box.addEventListener("change", () => {
-      state.ticked = state.ticked.filter((v) => v !== box.value);
-      if (box.checked) state.ticked.push(box.value);
-      save();
-      sync();
-    });
-  }
-  for (const mark of marks) {
-    mark.addEventListener("change", () => {
-      if (!state.ticked.includes(mark.value)) state.ticked.push(mark.value);
-      state.baseline = mark.value;
-      save();
-      sync();
-    });
-  }
-  clear.addEventListener("click", () => {
-    state = { ticked: [], baseline: null };
-    save();
-    sync();
-  });
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    if (state.ticked.length < 2) return;
-    const base = baseline();
-    const query = new URLSearchParams([["baseline", base]]);
-    for (const v of state.ticked) if (v !== base) query.append("candidate", v);
-    window.location.assign("/compare?" + query.toString());
-  });
-  sync();
-  document.documentElement.setAttribute("data-ready", "true");
-})();
-"""
+RUNS_SCRIPT = _asset("runs.js")
 
 #: The Content Security Policy of the dashboard's own pages: only the runs page's
 #: script runs, nothing is fetched, forms go to the dashboard only, no framing.
