@@ -64,8 +64,10 @@ def test_opening_twice_migrates_once(store_path: Path) -> None:
     conn.close()
 
 
-def test_foreign_keys_are_on(store: RunStore) -> None:
-    assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+def test_foreign_keys_are_on(store_path: Path) -> None:
+    """SQLite's are off unless asked for (PostgreSQL's are always on)."""
+    with open_store(store_path) as store:
+        assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
 
 
 def _tables(path: Path) -> set[str]:
