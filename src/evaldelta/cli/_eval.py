@@ -170,7 +170,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaldelta.cli._store import store_path
+    from evaldelta.cli._store import shown, store_path
     from evaldelta.runner._engine import EvalOptions, plan_suite
     from evaldelta.runner._suite import load_suite
 
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_suite(suite, options)
     store_at = store_path(args)
     if args.dry_run:
-        _print_plan(args, plan, store_at)
+        _print_plan(args, plan, shown(store_at))
         return EXIT_OK
 
     from evaldelta.store import RunStore
@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(msgspec.json.encode(outcome.to_dict()).decode() + "\n")
     else:
-        sys.stdout.write(_summary(args, outcome, store_at))
+        sys.stdout.write(_summary(args, outcome, shown(store_at)))
     sys.stdout.flush()
     if outcome.fatal:
         print(f"evaldelta: error: {outcome.fatal[0]}", file=sys.stderr)
@@ -627,6 +627,10 @@ def _resume_command(args: argparse.Namespace, *, drop_budget: bool = False) -> s
         if drop_budget and arg.startswith("--max-cost="):
             continue
         argv.append(arg)
+    from evaldelta.cli._store import shown
+
+    # A store's URL without its password: the password comes from PGPASSWORD or ~/.pgpass.
+    argv = [f"--store={shown(a[8:])}" if a.startswith("--store=") else shown(a) for a in argv]
     command = shlex.join(["evaldelta", *argv, "--resume"])
     if drop_budget:
         command += " --max-cost USD"

@@ -28,6 +28,7 @@ from evaldelta.store._runstore import (
     dataset_hash,
     default_name,
     open_store,
+    store_exists,
 )
 from evaldelta.store._schema import SCHEMA_VERSION
 
@@ -44,4 +45,5 @@ __all__ = [
     "is_url",
     "mask_url",
     "open_store",
+    "store_exists",
 ]

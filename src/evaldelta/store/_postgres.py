@@ -194,20 +194,7 @@ class PostgresBackend(Backend):
         self.where = mask_url(url)
         self.readonly = readonly
         self._secrets = _secrets(url)
-        psycopg = _psycopg(self.where)
-        extra: dict[str, Any] = {"autocommit": True, "application_name": APPLICATION}
-        try:
-            given = psycopg.conninfo.conninfo_to_dict(url)
-            if "connect_timeout" not in given:
-                extra["connect_timeout"] = CONNECT_TIMEOUT
-            raw = psycopg.connect(url, **extra)
-        except psycopg.Error as exc:
-            raise StoreError(
-                f"{self.where}: cannot connect to the run store ({self._text(exc)}); check "
-                "the URL, that the server is up, and the role's password (in the URL, "
-                "PGPASSWORD or ~/.pgpass)",
-                option="store",
-            ) from None
+        raw = self._connect(url)
         self.conn = _Connection(raw)
         try:
             with self.translated("open"):
@@ -225,6 +212,35 @@ class PostgresBackend(Backend):
         except BaseException:
             raw.close()
             raise
+
+    def _connect(self, url: str) -> psycopg.Connection[Any]:
+        pg = _psycopg(self.where)
+        extra: dict[str, Any] = {"autocommit": True, "application_name": APPLICATION}
+        try:
+            given = pg.conninfo.conninfo_to_dict(url)
+            if "connect_timeout" not in given:
+                extra["connect_timeout"] = CONNECT_TIMEOUT
+            raw: psycopg.Connection[Any] = pg.connect(url, **extra)
+        except pg.Error as exc:
+            raise StoreError(
+                f"{self.where}: cannot connect to the run store ({self._text(exc)}); check "
+                "the URL, that the server is up, and the role's password (in the URL, "
+                "PGPASSWORD or ~/.pgpass)",
+                option="store",
+            ) from None
+        return raw
+
+    @classmethod
+    def holds_store(cls, url: str) -> bool:
+        """Whether the database (its schema) at ``url`` holds a run store; builds none."""
+        probe = cls.__new__(cls)
+        probe.where, probe.readonly, probe._secrets = mask_url(url), True, _secrets(url)
+        probe.conn = _Connection(probe._connect(url))
+        try:
+            with probe.translated("open"):
+                return read_version(probe.conn, POSTGRESQL) != 0
+        finally:
+            probe.close()
 
     def _prepare(self, timeout: float) -> int:
         """Set the session up; returns the key of the store's run locks (its schema's)."""

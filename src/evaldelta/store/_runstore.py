@@ -44,6 +44,7 @@ __all__ = [
     "can_write",
     "default_name",
     "open_store",
+    "store_exists",
 ]
 
 #: Where the command line keeps runs unless told otherwise (relative to the current folder).
@@ -91,6 +92,11 @@ _FIGURES = (
     "safety_failures",
 )
 _SUMMARY_COLUMNS = ", ".join(_FIGURES)
+#: The columns of a run's row that a copy into another store keeps (all but its id).
+_RUN_COLUMNS = (
+    "name, created_at, started_at, finished_at, status, source_format, source_path, "
+    "dataset_hash, config, notes, targets, records, cases, suite, case_order, sequential"
+)
 #: The columns of ``record_columns`` an import writes, with their PostgreSQL types.
 _CHUNK_COLUMNS = (
     ("run", "int8"),
@@ -1028,6 +1034,122 @@ class RunStore:
     def _busy(self, rid: int) -> str:
         return f"run {rid} is still running in another process; wait for it, or stop it first"
 
+    # -- copying between stores -------------------------------------------------------
+
+    def copy_run(self, ref: RunRef, target: RunStore) -> tuple[StoredRun, bool]:
+        """Copy a run into another store (SQLite or PostgreSQL, either way), as it is:
+        its name, config, status, notes, times, suite, case order, figures, journal and
+        every stored column, byte for byte (each chunk's checksum checked on the way).
+
+        A run already there (the same name, time of storing, source and dataset) is not
+        copied again. Returns the run as the target holds it, and whether it was copied.
+
+        Raises:
+            StoreError: no such run, or another live process is running it.
+        """
+        import zlib
+
+        if target is self or target.location == self.location:
+            raise StoreError(
+                f"cannot copy run {ref} of {self.location} into the same store; "
+                "name another store to copy it to"
+            )
+        with self._translated("read the run"):
+            self._conn.execute(self._dialect.begin_read)
+            try:
+                stored, _ = self._read(self.resolve(ref))
+                if stored.status == "running":
+                    raise StoreError(
+                        f"run {stored.id} is still running in another process; wait for it "
+                        "to finish, then copy it"
+                    )
+                row = self._conn.execute(
+                    f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (stored.id,)
+                ).fetchone()
+                copied = dict(zip(_RUN_COLUMNS.split(", "), row, strict=True))
+                existing = target.find_copy(copied)
+                if existing is not None:
+                    self._conn.execute("COMMIT")
+                    return target.info(existing), False
+                summaries = self._conn.execute(
+                    f"SELECT position, pass_threshold, {_SUMMARY_COLUMNS} FROM run_summaries "
+                    "WHERE run = ? ORDER BY position",
+                    (stored.id,),
+                ).fetchall()
+                attempts = self._conn.execute(
+                    "SELECT seq, test_id, attempt, record FROM attempts WHERE run = ? ORDER BY seq",
+                    (stored.id,),
+                ).fetchall()
+                chunks = self._conn.execute(
+                    "SELECT name, first, encoding, data, crc FROM record_columns WHERE run = ? "
+                    "ORDER BY name, first",
+                    (stored.id,),
+                )
+
+                def checked() -> Iterator[tuple[Any, ...]]:
+                    for name, first, encoding, data, crc in chunks:
+                        data = bytes(data)
+                        if crc is not None and zlib.crc32(data) != crc:
+                            raise self._db.damaged(
+                                f"run {stored.id}'s column {name!r} fails its checksum"
+                            )
+                        yield name, first, encoding, data, zlib.crc32(data)
+
+                rid = target._paste(copied, stored.suite, summaries, attempts, checked())
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
+        return target.info(rid), True
+
+    def find_copy(self, run: Mapping[str, Any]) -> int | None:
+        """The id of a run that is ``run`` (a row of ``runs`` from another store) copied
+        here: the same name, time of storing, source and dataset."""
+        with self._translated("look up a run"):
+            row = self._conn.execute(
+                "SELECT max(id) FROM runs WHERE name = ? AND created_at = ? AND source_path = ? "
+                "AND dataset_hash = ? AND records = ?",
+                tuple(
+                    run[k] for k in ("name", "created_at", "source_path", "dataset_hash", "records")
+                ),
+            ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def _paste(
+        self,
+        run: Mapping[str, Any],
+        suite: str | None,
+        summaries: Sequence[Sequence[Any]],
+        attempts: Sequence[Sequence[Any]],
+        chunks: Iterable[tuple[Any, ...]],
+    ) -> int:
+        """Store a run copied from another store, in one transaction; returns its id here."""
+        columns = [c for c in _RUN_COLUMNS.split(", ") if c != "suite"]
+        with self._transaction("store the copied run") as conn:
+            suite_id = None if suite is None else _suite_id(conn, suite)
+            rid = self._dialect.insert(
+                conn,
+                f"INSERT INTO runs ({', '.join(columns)}, suite) "
+                f"VALUES ({', '.join('?' * (len(columns) + 1))})",
+                [*(run[c] for c in columns), suite_id],
+            )
+            self._dialect.bulk_insert(
+                conn, "record_columns", _CHUNK_COLUMNS, ((rid, *chunk) for chunk in chunks)
+            )
+            marks = ", ".join("?" * (3 + len(_FIGURES)))
+            conn.executemany(
+                f"INSERT INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
+                f"VALUES ({marks})",
+                [(rid, *row) for row in summaries],
+            )
+            conn.executemany(
+                "INSERT INTO attempts (run, seq, test_id, attempt, record) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (rid, seq, test_id, attempt, bytes(record))
+                    for seq, test_id, attempt, record in attempts
+                ],
+            )
+        return rid
+
     # -- changing -------------------------------------------------------------------
 
     def delete_run(self, ref: RunRef) -> StoredRun:
@@ -1160,6 +1282,16 @@ def _rows(rid: int, chunks: Iterable[codec.Chunk]) -> Iterator[tuple[Any, ...]]:
 
     for chunk in chunks:
         yield (rid, chunk.name, chunk.first, chunk.encoding, chunk.data, zlib.crc32(chunk.data))
+
+
+def store_exists(path: str | os.PathLike[str]) -> bool:
+    """Whether there is a run store at ``path``: a file, or a PostgreSQL database (its
+    schema) that holds one. Makes none."""
+    if not is_url(path):
+        return os.path.exists(path)
+    from evaldelta.store._postgres import PostgresBackend
+
+    return PostgresBackend.holds_store(str(path))
 
 
 def open_store(path: str | os.PathLike[str] = DEFAULT_STORE, *, create: bool = True) -> RunStore:
