@@ -459,7 +459,8 @@ def test_runs_without_a_command(cli: Cli) -> None:
     r = cli("runs")
     assert r.code == 2
     assert r.err == (
-        "evaldelta: error: give a runs command: import, list, show, export, rename or rm\n"
+        "evaldelta: error: give a runs command: import, list, show, export, rename, rm, "
+        "push or pull\n"
     )
     assert ok(cli("runs", "--help")).out.startswith("usage: evaldelta runs")
 

@@ -209,7 +209,7 @@ class Dashboard:
         self._idle = threading.Event()
         self._idle.set()
         self._pool: StorePool | None = None
-        if store_path[:13].lower().startswith(("postgresql://", "postgres://")):
+        if str(store_path)[:13].lower().startswith(("postgresql://", "postgres://")):
             self._pool = StorePool(store_path)
         self._shown: str | None = None
 
