@@ -28,15 +28,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from evaldelta.errors import MissingDependencyError, StoreError
+from evaldelta.store import _schema as schema
 from evaldelta.store._dialect import POSTGRESQL, Backend
-from evaldelta.store._schema import (
-    NO_STORE_MEND,
-    SCHEMA_VERSION,
-    check_version,
-    migrate,
-    outdated,
-    read_version,
-)
 
 if TYPE_CHECKING:
     import psycopg
@@ -199,16 +192,16 @@ class PostgresBackend(Backend):
         try:
             with self.translated("open"):
                 self._key = self._prepare(timeout)
-                version = read_version(self.conn, POSTGRESQL)
-                check_version(version, self.where, dialect=POSTGRESQL)
+                version = schema.read_version(self.conn, POSTGRESQL)
+                schema.check_version(version, self.where, dialect=POSTGRESQL)
                 if version == 0 and not create:
                     raise StoreError(
-                        f"no run store at {self.where}; {NO_STORE_MEND}", option="store"
+                        f"no run store at {self.where}; {schema.NO_STORE_MEND}", option="store"
                     )
-                if version != SCHEMA_VERSION:
+                if version != schema.SCHEMA_VERSION:
                     if readonly:
-                        raise outdated(self.where, version)
-                    migrate(self.conn, self.where, dialect=POSTGRESQL)
+                        raise schema.outdated(self.where, version)
+                    schema.migrate(self.conn, self.where, dialect=POSTGRESQL)
         except BaseException:
             raw.close()
             raise
@@ -238,7 +231,7 @@ class PostgresBackend(Backend):
         probe.conn = _Connection(probe._connect(url))
         try:
             with probe.translated("open"):
-                return read_version(probe.conn, POSTGRESQL) != 0
+                return schema.read_version(probe.conn, POSTGRESQL) != 0
         finally:
             probe.close()
 
@@ -248,10 +241,10 @@ class PostgresBackend(Backend):
         conn.execute("SELECT set_config('lock_timeout', ?, false)", (f"{int(timeout * 1000)}ms",))
         if self.readonly:
             conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-        schema, key = _one(
+        current, key = _one(
             conn.execute("SELECT current_schema(), hashtext('evaldelta runs ' || current_schema())")
         )
-        if schema is None:
+        if current is None:
             raise StoreError(
                 f"{self.where}: there is no schema to keep the store in (no schema of the "
                 "search_path exists); create it, or name one that exists in the URL "

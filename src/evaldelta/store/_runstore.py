@@ -92,6 +92,10 @@ _FIGURES = (
     "safety_failures",
 )
 _SUMMARY_COLUMNS = ", ".join(_FIGURES)
+_INSERT_SUMMARY = (
+    f"INSERT INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
+    f"VALUES ({', '.join('?' * (3 + len(_FIGURES)))})"
+)
 #: The columns of a run's row that a copy into another store keeps (all but its id).
 _RUN_COLUMNS = (
     "name, created_at, started_at, finished_at, status, source_format, source_path, "
@@ -1135,12 +1139,7 @@ class RunStore:
             self._dialect.bulk_insert(
                 conn, "record_columns", _CHUNK_COLUMNS, ((rid, *chunk) for chunk in chunks)
             )
-            marks = ", ".join("?" * (3 + len(_FIGURES)))
-            conn.executemany(
-                f"INSERT INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
-                f"VALUES ({marks})",
-                [(rid, *row) for row in summaries],
-            )
+            conn.executemany(_INSERT_SUMMARY, [(rid, *row) for row in summaries])
             conn.executemany(
                 "INSERT INTO attempts (run, seq, test_id, attempt, record) VALUES (?, ?, ?, ?, ?)",
                 [
@@ -1230,10 +1229,8 @@ def _keep_summary(
     replace: bool = True,
 ) -> None:
     keep_first = "" if replace else " ON CONFLICT DO NOTHING"
-    marks = ", ".join("?" * (3 + len(_FIGURES)))
     conn.executemany(
-        f"INSERT INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
-        f"VALUES ({marks}){keep_first}",
+        _INSERT_SUMMARY + keep_first,
         [
             (
                 rid,
