@@ -118,6 +118,8 @@ def test_a_password_never_shows(postgres_server: Any, tmp_path: Any) -> None:
         ("runs", "export", "before", "-o", tmp_path / "out.jsonl"),
         ("runs", "push", "before", "--to", tmp_path / "copy.db"),
         ("runs", "pull", "1", "--from", tmp_path / "copy.db"),
+        ("eval", REPO / "examples" / "offline-agent" / "suite.yaml", "--target", "v1"),
+        ("eval", REPO / "examples" / "offline-agent" / "suite.yaml", "--target", "v1"),
     ):
         result = run_evaldelta(*args, "--store", url)
         outputs.append(result.out + result.err)

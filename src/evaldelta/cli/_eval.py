@@ -465,6 +465,8 @@ def _describe(settings: dict[str, Any]) -> str:
 
 
 def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> str:
+    from evaldelta.cli._store import shown
+
     plan = outcome.plan
     suite = plan.suite
     ran = f"{len(plan.tests)}"
@@ -526,7 +528,7 @@ def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> s
     lines.append("")
     names = [outcome.runs[t.name].name for t in plan.targets]
     lines.append(f"Stored in {store_at} as {', '.join(names)}.")
-    store_opt = "" if not args.store else f" --store {shlex.quote(args.store)}"
+    store_opt = "" if not args.store else f" --store {shlex.quote(shown(args.store))}"
     # Only runs with attempts to show are worth comparing.
     names = [outcome.runs[t.name].name for t in plan.targets if outcome.totals[t.name].done]
     sequential = [r.sequential for r in outcome.runs.values() if r.sequential]
