@@ -1,13 +1,14 @@
 # Two commands work on a fresh machine with only Python 3 and make:
 #   make demo   create .venv, install evaldelta, run the offline example agent's two
 #               prompt versions (no key, no network) and compare them
-#   make test   install the test tools into the same .venv, lint, type-check, test
+#   make test   install the test tools into the same .venv, lint, type-check, test (the
+#               store's tests on SQLite and on a throwaway PostgreSQL server)
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck browser-deps clean
+.PHONY: demo test lint typecheck browser-deps postgres-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +54,12 @@ typecheck: $(VENV)/.installed-test
 browser-deps: $(VENV)/.installed-test
 	PYTHON=$(BIN)/python .ci/browser-deps.sh
 
-test: lint typecheck browser-deps
+# Debian's postgresql for the store's PostgreSQL leg (apt-get, as root or through sudo);
+# once. The tests start their own throwaway server with it (tests/postgres.py).
+postgres-deps:
+	.ci/postgres-deps.sh
+
+test: lint typecheck browser-deps postgres-deps
 	$(BIN)/pytest
 
 clean:

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,3 +65,26 @@ def jsonl(tmp_path: Path) -> Callable[..., Path]:
         return write_jsonl(tmp_path / name, records)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """The throwaway PostgreSQL server of the session (see tests/postgres.py); its
+    tests are skipped, saying why, where there is none (and fail where CI is set)."""
+    from tests.postgres import start, unavailable
+
+    server = start()
+    if isinstance(server, str):
+        unavailable(server)
+        return
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: Any) -> str:
+    """The URL of a new, empty PostgreSQL store (a schema of its own)."""
+    url: str = postgres_server.store_url()
+    return url

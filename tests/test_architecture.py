@@ -315,3 +315,27 @@ def test_no_package_imports_itself_in_a_circle() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_psycopg_is_loaded_only_for_a_postgresql_store(tmp_path: Path) -> None:
+    """PostgreSQL's driver costs start-up time: no command loads it, not even one on an
+    SQLite store, until a ``postgresql://`` store is opened."""
+    store = tmp_path / "runs.db"
+    loaded = _loaded_after(
+        "import contextlib, io\n"
+        "from evaldelta.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['runs', 'list', '--store', {str(store)!r}])\n"
+        "from evaldelta.store import open_store\n"
+        f"open_store({str(store)!r}).close()"
+    )
+    assert "evaldelta.store" in loaded
+    assert not {m for m in loaded if m.split(".")[0] in ("psycopg", "psycopg_binary")}
+    opened = _loaded_after(
+        "from evaldelta.store import RunStore\n"
+        "try:\n"
+        "    RunStore('postgresql://nobody@127.0.0.1:1/none')\n"
+        "except Exception:\n"
+        "    pass"
+    )
+    assert "psycopg" in opened

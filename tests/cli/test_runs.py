@@ -459,7 +459,8 @@ def test_runs_without_a_command(cli: Cli) -> None:
     r = cli("runs")
     assert r.code == 2
     assert r.err == (
-        "evaldelta: error: give a runs command: import, list, show, export, rename or rm\n"
+        "evaldelta: error: give a runs command: import, list, show, export, rename, rm, "
+        "push or pull\n"
     )
     assert ok(cli("runs", "--help")).out.startswith("usage: evaldelta runs")
 
@@ -578,3 +579,135 @@ def test_a_running_run_shows_as_running(cli: Cli, store: Path) -> None:
         listed = json.loads(ok(cli("runs", "list", "--json")).out)
         assert [(r["status"], r["records"]) for r in listed] == [("running", 1)]
         assert "  Status:   running" in ok(cli("runs", "show", str(rid))).out.splitlines()
+
+
+# -- push and pull -----------------------------------------------------------------------
+
+
+def _rows_of(location: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every stored value of every run, by table, each run named by its name (ids are
+    each store's own) and its suite by the suite's name: what a copy must keep."""
+    from evaldelta.store import RunStore
+
+    with RunStore(location, create=False) as store:
+        conn = store._conn
+        names = dict(conn.execute("SELECT id, name FROM runs").fetchall())
+        suites = dict(conn.execute("SELECT id, name FROM suites").fetchall())
+
+        def table(sql: str) -> list[tuple[Any, ...]]:
+            return sorted(((names[r[0]], *r[1:]) for r in conn.execute(sql)), key=repr)
+
+        runs = table(
+            "SELECT id, created_at, started_at, finished_at, status, source_format, "
+            "source_path, dataset_hash, config, notes, targets, records, cases, case_order, "
+            "sequential, suite FROM runs"
+        )
+        return {
+            "runs": [(*row[:-1], suites.get(row[-1])) for row in runs],
+            "record_columns": table(
+                "SELECT run, name, first, encoding, data, crc FROM record_columns"
+            ),
+            "run_summaries": table("SELECT * FROM run_summaries"),
+            "attempts": table("SELECT run, seq, test_id, attempt, record FROM attempts"),
+        }
+
+
+def _fill(location: str) -> None:
+    """A store of every kind of run: imported with config, notes, a suite and each
+    record's own timestamp; three targets of one file; one that `evaldelta eval` ran,
+    stopped early, with a case order and a journal; one whose process is gone."""
+    from tests.store.test_live_runs import begin, records
+
+    with open_store(location) as store:
+        store.import_run(
+            evaldelta.load(BASELINE, keep_text=True, extra_fields=("timestamp",)),
+            name="before",
+            config={"prompt": "v1", "temperature": 0.2},
+            notes="the baseline",
+            suite="qa",
+        )
+        store.import_run(evaldelta.load(COMBINED), name="bench")
+        live = begin(store, name="qa/live")
+        for record in records(5):
+            store.add_attempt(live, record)
+        how = {"verdict": "Better", "after": 5, "of": 6}
+        store.finish_run(live, "stopped early", sequential=how)
+        cut = begin(store, name="qa/cut")
+        store.add_attempt(cut, records(1)[0])
+    # Closed with qa/cut unfinished: it reads as interrupted from now on.
+
+
+@pytest.mark.parametrize("team", ["postgresql", "sqlite"])
+def test_push_and_pull_copy_every_column(
+    tmp_path: Path, evaldelta: Cli, team: str, request: pytest.FixtureRequest
+) -> None:
+    """SQLite -> PostgreSQL -> SQLite (or through another file): the runs come back with
+    their names, config, status, figures, journals and every stored byte."""
+    from evaldelta.store import mask_url
+
+    first, back = str(tmp_path / "first.db"), str(tmp_path / "back.db")
+    url = (
+        request.getfixturevalue("postgres_url") if team == "postgresql" else str(tmp_path / "t.db")
+    )
+    shown = mask_url(url)
+    _fill(first)
+    pushed = evaldelta("runs", "push", "before", "3", "qa/cut", "--to", url, "--store", first)
+    assert pushed.code == 0, pushed.err
+    assert pushed.out == (
+        f"Pushed run 1 (before) into {shown} as run 1\n"
+        f"Pushed run 3 (bench/gpt-4.1) into {shown} as run 2\n"
+        f"Pushed run 6 (qa/cut) into {shown} as run 3\n"
+    )
+    again = evaldelta("runs", "push", *"123456", "--to", url, "--store", first)
+    assert again.code == 0, again.err
+    assert again.out.splitlines() == [
+        f"Run 1 (before) is already in {shown}, as run 1; not copied again",
+        f"Pushed run 2 (bench/gemini-3-flash-preview) into {shown} as run 4",
+        f"Run 3 (bench/gpt-4.1) is already in {shown}, as run 2; not copied again",
+        f"Pushed run 4 (bench/gpt-5-mini) into {shown} as run 5",
+        f"Pushed run 5 (qa/live) into {shown} as run 6",
+        f"Run 6 (qa/cut) is already in {shown}, as run 3; not copied again",
+    ]
+    pulled = evaldelta("runs", "pull", *"123456", "--from", url, "--store", back)
+    assert pulled.code == 0, pulled.err
+    original, middle, returned = _rows_of(first), _rows_of(url), _rows_of(back)
+    assert len(original["runs"]) == 6
+    assert all(original.values())
+    assert middle == original
+    assert returned == original
+
+    listed = evaldelta("runs", "list", "--json", "--store", back)
+    statuses = {r["name"]: (r["status"], r["suite"]) for r in json.loads(listed.out)}
+    assert statuses["qa/live"] == ("stopped early", "qa")
+    assert statuses["qa/cut"] == ("interrupted", "qa")
+    assert statuses["before"] == ("complete", "qa")
+    first_run, back_run = (open_store(p).get_run("qa/live") for p in (first, back))
+    assert (back_run.case_order, back_run.sequential) == (
+        first_run.case_order,
+        first_run.sequential,
+    )
+
+
+def test_push_and_pull_say_what_is_wrong(tmp_path: Path, evaldelta: Cli) -> None:
+    first = str(tmp_path / "first.db")
+    _fill(first)
+    missing = evaldelta(
+        "runs", "push", "before", "nope", "--to", tmp_path / "t.db", "--store", first
+    )
+    assert missing.code == 2
+    assert missing.err == (
+        f"evaldelta: error: no run named 'nope' in {first}; list runs with `evaldelta runs list`\n"
+    )
+    assert not (tmp_path / "t.db").exists()  # all found, or none copied
+    same = evaldelta("runs", "push", "before", "--to", first, "--store", first)
+    assert same.code == 2
+    assert same.err == (
+        f"evaldelta: error: cannot copy run 1 of {first} into the same store; name another "
+        "store to copy it to\n"
+    )
+    nothing = evaldelta("runs", "pull", "before", "--from", tmp_path / "none.db", "--store", first)
+    assert nothing.code == 2
+    assert "no run store at" in nothing.err
+    usage = evaldelta("runs", "push", "before", "--store", first)
+    assert usage.code == 2
+    assert "--to" in usage.err

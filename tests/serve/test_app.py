@@ -26,6 +26,7 @@ from tests.serve.stores import (
     HOSTILE_NAME,
     HOSTILE_OUTPUT,
     FewRuns,
+    few_runs,
     tiny_runs,
 )
 
@@ -628,3 +629,53 @@ def test_a_run_stored_without_texts(tmp_path: Path) -> None:
     assert page.count('<section class="case">') == 4
     assert "<th>Output</th>" not in page
     assert "timeout (infra)" in page  # the error of record 7, and its kind
+
+
+# -- a PostgreSQL store ------------------------------------------------------------------
+
+
+def test_the_pages_answer_from_postgresql(postgres_url: str) -> None:
+    """The same store on a server: every page answers as from the file, through a few
+    read-only connections kept open, and the store is named without its password."""
+    import threading
+
+    from evaldelta.serve._app import POOL_SIZE
+    from evaldelta.store import mask_url
+
+    few = few_runs(postgres_url)  # type: ignore[arg-type]
+    dash = Dashboard(postgres_url, allowed_hosts=["127.0.0.1"])
+    try:
+        assert dash.check() == 5
+        runs = get(dash, "/").text
+        assert row_ids(runs) == [few.hostile, few.interrupted, few.v3, few.v2, few.v1]
+        assert mask_url(postgres_url) in html.unescape(runs)
+        assert "support-v2" in get(dash, f"/runs/{few.v2}").text
+        report = get(dash, f"/compare?baseline={few.v1}&candidate={few.v2}").text
+        assert "Better" in report
+        matrix = get(dash, f"/compare?baseline={few.v1}&candidate={few.v2}&candidate={few.v3}")
+        assert matrix.status == 200
+        assert error_of(get(dash, "/runs/999", 404)) == (
+            "No run 999 in this store: it may have been deleted."
+        )
+        # Many requests at once share the pool's few connections.
+        answers: list[int] = []
+        threads = [
+            threading.Thread(
+                target=lambda: answers.append(dash.handle("GET", "/", "127.0.0.1").status)
+            )
+            for _ in range(3 * POOL_SIZE)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert answers == [200] * (3 * POOL_SIZE)
+        assert dash._pool is not None
+        assert len(dash._pool._idle) <= POOL_SIZE
+        # Read-only transactions: the dashboard's connections cannot write.
+        with dash.store() as store:
+            assert store.readonly
+            with pytest.raises(StoreError, match="opened for reading only"):
+                store.rename_run(few.v1, "renamed")
+    finally:
+        dash.close()

@@ -1,9 +1,11 @@
-"""Helpers of the run store's tests: a store in a temporary folder, and small runs."""
+"""Helpers of the run store's tests: a store on each backend (an SQLite file in a
+temporary folder, a schema of the throwaway PostgreSQL server), and small runs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,10 +18,36 @@ def store_path(tmp_path: Path) -> Path:
     return tmp_path / "store" / "runs.db"
 
 
+#: The databases every store test runs on.
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(params=BACKENDS)
+def location(request: pytest.FixtureRequest, store_path: Path) -> str:
+    """Where a new store is: an SQLite file, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(store_path)
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.fixture
-def store(store_path: Path) -> Iterator[RunStore]:
-    with open_store(store_path) as s:
+def store(location: str) -> Iterator[RunStore]:
+    with open_store(location) as s:
         yield s
+
+
+def query(location: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` (``?`` placeholders) in the store at ``location``, read by a
+    connection of its own."""
+    with RunStore(location, create=False) as other:
+        return [tuple(row) for row in other._conn.execute(sql, params)]
+
+
+def snapshot(location: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table of the store: to tell that nothing was written."""
+    tables = ("runs", "record_columns", "run_summaries", "suites", "attempts", "schema_version")
+    return {t: sorted(query(location, f"SELECT * FROM {t}"), key=repr) for t in tables}
 
 
 def synthetic_run(cases: int, *, attempts: int = 1, targets: int = 1, seed: int = 0) -> Run:

@@ -1,5 +1,5 @@
-"""Processes sharing a store: two imports at once both succeed, and an import killed
-halfway leaves the store as it was, and usable."""
+"""Processes sharing a store: imports at once all succeed, and an import killed halfway
+leaves the store as it was, and usable; on both backends."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evaldelta.store import open_store
+from evaldelta.store import SCHEMA_VERSION, is_url, open_store
 from tests.conftest import REPO
-from tests.store.conftest import synthetic_run
+from tests.store.conftest import query, snapshot, synthetic_run
 
 #: An import that pauses while it holds the write lock, after writing some chunks.
 IMPORTER = textwrap.dedent(
@@ -45,9 +45,9 @@ IMPORTER = textwrap.dedent(
 )
 
 
-def _importer(store: Path, go: Path, seed: int, pause: float) -> subprocess.Popen[str]:
+def _importer(store: str, go: Path, seed: int, pause: float) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", IMPORTER, str(store), str(go), str(seed), str(pause)],
+        [sys.executable, "-c", IMPORTER, store, str(go), str(seed), str(pause)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -55,20 +55,25 @@ def _importer(store: Path, go: Path, seed: int, pause: float) -> subprocess.Pope
     )
 
 
-def test_two_processes_importing_at_once_both_succeed(tmp_path: Path) -> None:
-    """Both start on a store that does not exist yet; the first holds the write lock for
-    half a second mid-import, and the second waits for it instead of failing."""
-    store_path, go = tmp_path / "runs.db", tmp_path / "go"
-    procs = [_importer(store_path, go, seed, pause=0.5) for seed in (1, 2)]
+@pytest.mark.parametrize("count", [2, 4])
+def test_processes_importing_at_once_all_succeed(location: str, tmp_path: Path, count: int) -> None:
+    """All start on a store that does not exist yet (they build it once between them);
+    each pauses half a second mid-import. On SQLite the first holds the write lock and
+    the others wait for it instead of failing; on PostgreSQL they write side by side."""
+    go = tmp_path / "go"
+    seeds = range(1, count + 1)
+    procs = [_importer(location, go, seed, pause=0.5) for seed in seeds]
     go.touch()
     outputs = [p.communicate(timeout=120) for p in procs]
     for p, (out, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err
         assert out.startswith("halfway\nstored ")
     ids = sorted(int(out.split()[-1]) for out, _ in outputs)
-    assert ids == [1, 2]
-    with open_store(store_path) as store:
-        for seed in (1, 2):
+    assert ids == list(seeds)
+    with open_store(location) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert query(location, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+        for seed in seeds:
             back = store.get_run(f"seed-{seed}")
             expected = synthetic_run(50_000, attempts=2, seed=seed)
             assert back.score.tolist() == expected.score.tolist()
@@ -78,13 +83,14 @@ def test_two_processes_importing_at_once_both_succeed(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
 def test_an_import_killed_halfway_leaves_the_store_unchanged(
-    tmp_path: Path, how: signal.Signals
+    location: str, tmp_path: Path, how: signal.Signals
 ) -> None:
-    store_path, go = tmp_path / "runs.db", tmp_path / "go"
-    with open_store(store_path) as store:
+    go = tmp_path / "go"
+    with open_store(location) as store:
         kept = store.add_run(synthetic_run(100), name="kept")
+    before = snapshot(location)
     go.touch()
-    proc = _importer(store_path, go, seed=3, pause=60)
+    proc = _importer(location, go, seed=3, pause=60)
     assert proc.stdout is not None
     assert proc.stdout.readline() == "halfway\n"
     time.sleep(0.05)
@@ -94,11 +100,13 @@ def test_an_import_killed_halfway_leaves_the_store_unchanged(
     if how == signal.SIGINT:
         assert "KeyboardInterrupt" in err
 
-    conn = sqlite3.connect(store_path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert conn.execute("SELECT DISTINCT run FROM record_columns").fetchall() == [(kept,)]
-    conn.close()
-    with open_store(store_path) as store:
+    if not is_url(location):
+        conn = sqlite3.connect(location)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.close()
+    assert query(location, "SELECT DISTINCT run FROM record_columns") == [(kept,)]
+    assert snapshot(location) == before
+    with open_store(location) as store:
         assert [(r.id, r.name) for r in store.list_runs()] == [(kept, "kept")]
         assert store.get_run("kept").records() == synthetic_run(100).records()
         again = store.add_run(synthetic_run(10), name="after the crash")

@@ -3,12 +3,10 @@ finished; read as ``interrupted`` at once when their process dies, and resumed."
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +18,7 @@ from evaldelta.store import RunStore, StoredSuite, open_store
 from evaldelta.store import _codec as codec
 from evaldelta.store._liveness import lock_path
 from tests.conftest import FIXTURES, REPO
+from tests.store.conftest import query, snapshot
 
 
 def records(n: int = 6, *, target: str = "gpt", attempts: int = 1) -> list[dict[str, Any]]:
@@ -63,22 +62,16 @@ def columns(run: evaldelta.Run) -> dict[str, list[bytes]]:
     return out
 
 
-def _db(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(path)
-
-
-def _dump(path: Path) -> list[str]:
-    conn = _db(path)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
 # -- begin, add, finish --------------------------------------------------------------
 
 
-def test_begin_add_finish_round_trip(store: RunStore, store_path: Path) -> None:
+def _lock_file_is_there(store: RunStore, rid: int) -> bool | None:
+    """Whether an SQLite store's run has its lock file; ``None`` on PostgreSQL (whose
+    run locks are the server's advisory locks)."""
+    return None if store.path is None else lock_path(store.path, rid).exists()
+
+
+def test_begin_add_finish_round_trip(store: RunStore, location: str) -> None:
     recs = records(6, attempts=2)
     rid = begin(store)
     begun = store.info(rid)
@@ -92,7 +85,9 @@ def test_begin_add_finish_round_trip(store: RunStore, store_path: Path) -> None:
     assert (begun.suite, begun.targets, begun.dataset_hash) == ("qa", ["gpt"], "")
     assert begun.started_at == "2026-03-01T10:00:00Z"
     assert begun.finished_at is None
-    assert lock_path(store_path, rid).is_file()
+    assert _lock_file_is_there(store, rid) in (True, None)
+    with RunStore(location) as other:
+        assert other.info(rid).status == "running"  # held by this store
 
     for record in recs[:5]:
         store.add_attempt(rid, record)
@@ -107,7 +102,7 @@ def test_begin_add_finish_round_trip(store: RunStore, store_path: Path) -> None:
     assert (done.status, done.records, done.cases, done.targets) == ("complete", 12, 6, ["gpt"])
     assert done.finished_at == "2026-03-01T10:05:00Z"
     assert done.started_at == "2026-03-01T10:00:00Z"
-    assert not lock_path(store_path, rid).exists()
+    assert not _lock_file_is_there(store, rid)
 
     expected = from_records(recs, source=done.label, status="complete", config=done.config)
     back = store.get_run(rid)
@@ -201,14 +196,14 @@ def test_an_imported_run_cannot_be_reopened(store: RunStore) -> None:
     )
 
 
-def test_delete_removes_the_journal_and_the_lock(store: RunStore, store_path: Path) -> None:
+def test_delete_removes_the_journal_and_the_lock(store: RunStore, location: str) -> None:
     rid = begin(store)
     store.add_attempt(rid, records(1)[0])
     store.delete_run(rid)
-    assert not lock_path(store_path, rid).exists()
-    conn = _db(store_path)
-    assert conn.execute("SELECT count(*) FROM attempts").fetchone() == (0,)
-    conn.close()
+    assert not _lock_file_is_there(store, rid)
+    assert query(location, "SELECT count(*) FROM attempts") == [(0,)]
+    again = begin(store)  # the lock of the deleted run was let go of, on both backends
+    assert store.info(again).status == "running"
 
 
 # -- processes that die, and processes that live ---------------------------------------
@@ -232,9 +227,9 @@ WORKER = textwrap.dedent(
 )
 
 
-def _worker(store_path: Path, how: str) -> tuple[subprocess.Popen[str], int]:
+def _worker(location: str, how: str) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(store_path), how],
+        [sys.executable, "-c", WORKER, location, how],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -246,13 +241,13 @@ def _worker(store_path: Path, how: str) -> tuple[subprocess.Popen[str], int]:
     return proc, int(line)
 
 
-def test_a_run_whose_process_was_killed_reads_as_interrupted(store_path: Path) -> None:
-    proc, rid = _worker(store_path, "kill")
+def test_a_run_whose_process_was_killed_reads_as_interrupted(location: str) -> None:
+    proc, rid = _worker(location, "kill")
     proc.communicate(timeout=30)
     assert proc.returncode == -9
-    before = _dump(store_path)
+    before = snapshot(location)
 
-    with open_store(store_path) as store:
+    with open_store(location) as store:
         info = store.info(rid)
         assert (info.status, info.records, info.cases) == ("interrupted", 3, 3)
         assert [r.status for r in store.list_runs()] == ["interrupted"]
@@ -266,18 +261,16 @@ def test_a_run_whose_process_was_killed_reads_as_interrupted(store_path: Path) -
         from evaldelta.analysis._summary import summarise
 
         assert store.summaries([rid]) == {rid: summarise(expected)}
-        conn = _db(store_path)
-        assert conn.execute("SELECT count(*) FROM run_summaries").fetchone() == (0,)
-        assert conn.execute("SELECT status FROM runs").fetchall() == [("running",)]
-        conn.close()
-    # Nothing was written (closing the store may move the log into the file: the same rows).
-    assert _dump(store_path) == before
+        assert query(location, "SELECT count(*) FROM run_summaries") == [(0,)]
+        assert query(location, "SELECT status FROM runs") == [("running",)]
+    # Nothing was written.
+    assert snapshot(location) == before
 
 
-def test_a_run_another_live_process_runs_reads_as_running(store_path: Path) -> None:
-    proc, rid = _worker(store_path, "sleep")
+def test_a_run_another_live_process_runs_reads_as_running(location: str) -> None:
+    proc, rid = _worker(location, "sleep")
     try:
-        with open_store(store_path) as store:
+        with open_store(location) as store:
             assert store.info(rid).status == "running"
             assert store.get_run(rid).status == "running"
             with pytest.raises(StoreError) as err:
@@ -295,15 +288,15 @@ def test_a_run_another_live_process_runs_reads_as_running(store_path: Path) -> N
     finally:
         proc.kill()
         proc.communicate(timeout=30)
-    with open_store(store_path) as store:
+    with open_store(location) as store:
         assert store.info(rid).status == "interrupted"
 
 
-def test_a_killed_run_is_resumed_and_finished(store_path: Path) -> None:
-    proc, rid = _worker(store_path, "kill")
+def test_a_killed_run_is_resumed_and_finished(location: str) -> None:
+    proc, rid = _worker(location, "kill")
     proc.communicate(timeout=30)
     recs = records(6)
-    with open_store(store_path) as store:
+    with open_store(location) as store:
         reopened = store.reopen_run(rid)
         assert reopened.status == "running"
         for record in recs[3:]:
@@ -330,15 +323,15 @@ def test_a_finished_run_reopened_reads_from_its_journal_again(store: RunStore) -
     assert store.finish_run(rid).records == 3
 
 
-def test_closing_the_store_lets_go_of_its_runs(store_path: Path) -> None:
-    with open_store(store_path) as store:
+def test_closing_the_store_lets_go_of_its_runs(location: str) -> None:
+    with open_store(location) as store:
         rid = begin(store)
         store.add_attempt(rid, records(1)[0])
         # Another store, in this same process, sees it held.
-        with open_store(store_path) as other:
+        with open_store(location) as other:
             assert other.info(rid).status == "running"
-    assert not lock_path(store_path, rid).exists()
-    with open_store(store_path) as store:
+    assert not _lock_file_is_there(store, rid)
+    with open_store(location) as store:
         assert store.info(rid).status == "interrupted"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from evaldelta.errors import StoreError
 from evaldelta.store import SCHEMA_VERSION, RunStore, open_store
 from evaldelta.store._schema import MIGRATIONS, migrate, read_version
 from tests.conftest import FIXTURES
+from tests.store.conftest import query
 
 STORE_V1 = Path(__file__).parent / "fixtures" / "store-v1.sql"
 STORE_V2 = Path(__file__).parent / "fixtures" / "store-v2.sql"
@@ -64,8 +66,10 @@ def test_opening_twice_migrates_once(store_path: Path) -> None:
     conn.close()
 
 
-def test_foreign_keys_are_on(store: RunStore) -> None:
-    assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+def test_foreign_keys_are_on(store_path: Path) -> None:
+    """SQLite's are off unless asked for (PostgreSQL's are always on)."""
+    with open_store(store_path) as store:
+        assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
 
 
 def _tables(path: Path) -> set[str]:
@@ -345,3 +349,134 @@ def test_store_from_schema_version_3_is_read(tmp_path: Path) -> None:
         assert run.sequential == how
         assert run.case_order == ["a", "b"]
         assert run.status == "stopped early"
+
+
+# -- on both backends ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_a_store_of_each_older_version_is_brought_up_to_date(location: str, version: int) -> None:
+    """A store built by the first ``version`` migrations (on SQLite as on PostgreSQL)
+    opens at the latest version, and stores and reads runs."""
+    with open_store(location) as fresh:
+        dialect = fresh._dialect
+    wipe(location)
+    conn = raw_connection(location)
+    try:
+        assert migrate(conn, location, MIGRATIONS[:version], dialect) == version
+        assert read_version(conn, dialect) == version
+    finally:
+        conn.close()
+    with open_store(location) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        rid = store.add_run(evaldelta.load(FIXTURES / "baseline.jsonl"), name="new", suite="qa")
+        assert store.get_run(rid).records() == evaldelta.load(FIXTURES / "baseline.jsonl").records()
+    assert query(location, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+
+
+def test_a_store_of_a_newer_evaldelta_is_refused_on_both(location: str) -> None:
+    open_store(location).close()
+    with RunStore(location) as store:
+        store._conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError) as err:
+        open_store(location)
+    assert "written by a newer evaldelta" in str(err.value)
+    assert query_raw(location, "SELECT version FROM schema_version") == [(SCHEMA_VERSION + 1,)]
+
+
+#: Migrates a store built by MIGRATIONS[:1] to a later schema whose one step is slow,
+#: after the go file appears; prints the version it found on opening and the one it left.
+MIGRATOR = """
+import os, sys, time
+from evaldelta.store import _schema
+from evaldelta.store._dialect import POSTGRESQL, SQLITE
+from tests.store.test_schema import raw_connection
+
+location, go = sys.argv[1], sys.argv[2]
+dialect = POSTGRESQL if location.startswith("postgresql") else SQLITE
+later = (*_schema.MIGRATIONS, ("ALTER TABLE runs ADD COLUMN owner TEXT",))
+original = dialect.ddl
+
+def slow(statement):
+    if "owner" in statement:
+        time.sleep(0.5)  # inside the migrating transaction, holding the lock
+    return original(statement)
+
+dialect.ddl = slow
+conn = raw_connection(location)
+while not os.path.exists(go):
+    time.sleep(0.005)
+print(_schema.migrate(conn, location, later, dialect), flush=True)
+conn.close()
+"""
+
+
+def test_two_processes_migrating_an_old_store_at_once_migrate_it_once(
+    location: str, tmp_path: Path
+) -> None:
+    """Two jobs open a store of schema 1 at once: one migrates it under the lock (SQLite's
+    write lock, PostgreSQL's advisory lock), the other waits, then finds it up to date."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    with open_store(location) as store:
+        dialect = store._dialect
+    wipe(location)
+    conn = raw_connection(location)
+    migrate(conn, location, MIGRATIONS[:1], dialect)
+    conn.close()
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", MIGRATOR, location, str(go)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    go.touch()
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert out == f"{SCHEMA_VERSION + 1}\n"
+    assert query_raw(location, "SELECT version FROM schema_version") == [(SCHEMA_VERSION + 1,)]
+    assert query_raw(location, "SELECT count(owner) FROM runs") == [(0,)]
+
+
+def raw_connection(location: str) -> Any:
+    """A connection to the store's database as the store's own code sees one, without
+    opening (or migrating) the store."""
+    if location.startswith("postgresql"):
+        import psycopg
+
+        from evaldelta.store._postgres import _Connection
+
+        return _Connection(psycopg.connect(location, autocommit=True))
+    return sqlite3.connect(location, isolation_level=None)
+
+
+def query_raw(location: str, sql: str) -> list[tuple[Any, ...]]:
+    conn = raw_connection(location)
+    try:
+        return [tuple(row) for row in conn.execute(sql).fetchall()]
+    finally:
+        conn.close()
+
+
+def wipe(location: str) -> None:
+    """Take every table of the store away: its file (SQLite), or its schema's tables."""
+    if not location.startswith("postgresql"):
+        for suffix in ("", "-wal", "-shm"):
+            Path(location + suffix).unlink(missing_ok=True)
+        return
+    conn = raw_connection(location)
+    try:
+        for table in ("attempts", "run_summaries", "record_columns", "runs", "suites"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute("DROP TABLE IF EXISTS schema_version")
+    finally:
+        conn.close()

@@ -171,7 +171,7 @@ def add_parser(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaldelta.cli._store import store_path
+    from evaldelta.cli._store import shown, store_path
     from evaldelta.runner._engine import EvalOptions, plan_suite
     from evaldelta.runner._suite import load_suite
 
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_suite(suite, options)
     store_at = store_path(args)
     if args.dry_run:
-        _print_plan(args, plan, store_at)
+        _print_plan(args, plan, shown(store_at))
         return EXIT_OK
 
     from evaldelta.store import RunStore
@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(msgspec.json.encode(outcome.to_dict()).decode() + "\n")
     else:
-        sys.stdout.write(_summary(args, outcome, store_at))
+        sys.stdout.write(_summary(args, outcome, shown(store_at)))
     sys.stdout.flush()
     if outcome.fatal:
         print(f"evaldelta: error: {outcome.fatal[0]}", file=sys.stderr)
@@ -466,6 +466,8 @@ def _describe(settings: dict[str, Any]) -> str:
 
 
 def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> str:
+    from evaldelta.cli._store import shown
+
     plan = outcome.plan
     suite = plan.suite
     ran = f"{len(plan.tests)}"
@@ -527,7 +529,7 @@ def _summary(args: argparse.Namespace, outcome: EvalOutcome, store_at: str) -> s
     lines.append("")
     names = [outcome.runs[t.name].name for t in plan.targets]
     lines.append(f"Stored in {store_at} as {', '.join(names)}.")
-    store_opt = "" if not args.store else f" --store {shlex.quote(args.store)}"
+    store_opt = "" if not args.store else f" --store {shlex.quote(shown(args.store))}"
     # Only runs with attempts to show are worth comparing.
     names = [outcome.runs[t.name].name for t in plan.targets if outcome.totals[t.name].done]
     sequential = [r.sequential for r in outcome.runs.values() if r.sequential]
@@ -628,6 +630,10 @@ def _resume_command(args: argparse.Namespace, *, drop_budget: bool = False) -> s
         if drop_budget and arg.startswith("--max-cost="):
             continue
         argv.append(arg)
+    from evaldelta.cli._store import shown
+
+    # A store's URL without its password: the password comes from PGPASSWORD or ~/.pgpass.
+    argv = [f"--store={shown(a[8:])}" if a.startswith("--store=") else shown(a) for a in argv]
     command = shlex.join(["evaldelta", *argv, "--resume"])
     if drop_budget:
         command += " --max-cost USD"

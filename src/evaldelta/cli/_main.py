@@ -50,7 +50,7 @@ def _flag_phrases() -> dict[str, tuple[tuple[str, str], ...]]:
     """For each parameter a library error can name (its ``option``): what its message
     says in the parameter's terms, and how the command line says it, with the flag."""
     from evaldelta.pairing._cases import WHICH_TARGETS
-    from evaldelta.store._runstore import NO_STORE_MEND
+    from evaldelta.store._schema import NO_STORE_MEND
 
     return {
         "store": (

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from evaldelta.cli._options import add_command
 from evaldelta.cli._output import EXIT_OK, write_output
 from evaldelta.cli._progress import add_progress_option, progress_line
-from evaldelta.cli._store import STORE_HELP, open_store_of, store_path
+from evaldelta.cli._store import STORE_HELP, open_store, open_store_of, shown, store_path
 from evaldelta.errors import InputError, StoreError, UsageError
 
 if TYPE_CHECKING:
@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 #: The one-line help and the description of ``evaldelta runs``.
 ABOUT = (
-    "keep runs in a store: import, list, show, export, rename, rm",
-    "Keep evaluation runs in a store (an SQLite file), to compare them later by id or by name.",
+    "keep runs in a store: import, list, show, export, rename, rm, push, pull",
+    "Keep evaluation runs in a store (an SQLite file, or a team's PostgreSQL database), to "
+    "compare them later by id or by name.",
 )
 
 HELP = """\
@@ -33,7 +34,12 @@ gate and power take one wherever they take a results file:
   evaldelta compare before after        (or: evaldelta compare 1 2)
   evaldelta gate before after
 
-the store is .evaldelta/runs.db in the current folder, or --store PATH, or $EVALDELTA_STORE.
+the store is .evaldelta/runs.db in the current folder, or --store PATH, or $EVALDELTA_STORE;
+a team's is a PostgreSQL URL (pip install 'evaldelta[postgres]'), and push and pull copy
+runs between two stores:
+
+  evaldelta runs push before --to postgresql://ci@db.internal/evals
+  evaldelta runs pull main --from postgresql://ci@db.internal/evals
 """
 
 
@@ -124,6 +130,27 @@ def add_parser(commands: Commands) -> None:
     rename.add_argument("name", metavar="NAME", help="the new name")
     rename.set_defaults(run=run_rename)
 
+    push = _sub(sub, "push", "copy runs from this store into another one")
+    push.add_argument("refs", nargs="+", metavar="RUN", help="run ids or names")
+    push.add_argument(
+        "--to",
+        required=True,
+        metavar="STORE",
+        help="the store to copy them into: a file, or postgresql://user@host:port/db",
+    )
+    push.set_defaults(run=run_push)
+
+    pull = _sub(sub, "pull", "copy runs from another store into this one")
+    pull.add_argument("refs", nargs="+", metavar="RUN", help="run ids or names in that store")
+    pull.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="STORE",
+        help="the store to copy them from: a file, or postgresql://user@host:port/db",
+    )
+    pull.set_defaults(run=run_pull)
+
 
 def _sub(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -135,7 +162,7 @@ def _sub(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
 
 
 def _no_command(args: argparse.Namespace) -> int:
-    raise UsageError("give a runs command: import, list, show, export, rename or rm")
+    raise UsageError("give a runs command: import, list, show, export, rename, rm, push or pull")
 
 
 # -- commands -------------------------------------------------------------------------
@@ -195,13 +222,15 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from evaldelta.store import store_exists
+
     path = store_path(args)
-    if not os.path.exists(path):
+    if not store_exists(path):
         if args.json:
             _print_json([])
         else:
             write_output(
-                f"No runs stored in {path} yet; run a suite with `evaldelta eval SUITE`, or "
+                f"No runs stored in {shown(path)} yet; run a suite with `evaldelta eval SUITE`, or "
                 "store a results file with `evaldelta runs import FILE`.\n",
                 None,
             )
@@ -215,7 +244,7 @@ def run_list(args: argparse.Namespace) -> int:
             if suite is None:
                 known = ", ".join(_show(s.name) for s in store.list_suites()) or "none yet"
                 raise StoreError(
-                    f"no suite named {args.suite!r} in {path} (suites: {known}); run one "
+                    f"no suite named {args.suite!r} in {shown(path)} (suites: {known}); run one "
                     "with `evaldelta eval SUITE`, or leave out --suite"
                 )
             suite_id = suite.id
@@ -242,7 +271,7 @@ def run_list(args: argparse.Namespace) -> int:
         which = f" named {args.name!r}" if args.name else ""
         which += f" matching {args.name_glob!r}" if args.name_glob else ""
         which += f" in suite {args.suite!r}" if args.suite is not None else ""
-        write_output(f"No runs{which} in {path}.\n", None)
+        write_output(f"No runs{which} in {shown(path)}.\n", None)
         return EXIT_OK
     write_output(_list_table(runs, figures), None)
     return EXIT_OK
@@ -427,6 +456,35 @@ def run_export(args: argparse.Namespace) -> int:
             raise InputError(
                 f"{args.output}: cannot write the export ({exc.strerror or exc})"
             ) from exc
+    return EXIT_OK
+
+
+def run_push(args: argparse.Namespace) -> int:
+    return _copy(store_path(args), args.to, args.refs, "Pushed")
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    return _copy(args.source, store_path(args), args.refs, "Pulled")
+
+
+def _copy(source: str, target: str, refs: list[str], verb: str) -> int:
+    """Copy the runs ``refs`` name from the store ``source`` into ``target`` (made when
+    there is none): all of them found first, each in one transaction."""
+    with open_store(source, reading=True) as origin:
+        ids = list(dict.fromkeys(origin.resolve(ref) for ref in refs))
+        with open_store(target, create=True) as into:
+            lines = []
+            for rid in ids:
+                copy, copied = origin.copy_run(rid, into)
+                name = _show(copy.name)
+                if copied:
+                    lines.append(f"{verb} run {rid} ({name}) into {into.location} as run {copy.id}")
+                else:
+                    lines.append(
+                        f"Run {rid} ({name}) is already in {into.location}, as run {copy.id}; "
+                        "not copied again"
+                    )
+    write_output("\n".join(lines) + "\n", None)
     return EXIT_OK
 
 

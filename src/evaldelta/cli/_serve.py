@@ -78,7 +78,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def run(args: argparse.Namespace) -> int:
     import signal
 
-    from evaldelta.cli._store import store_path
+    from evaldelta.cli._store import shown, store_path
     from evaldelta.serve import Dashboard, is_loopback, make_server
 
     if not 0 <= args.port <= 65535:
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             "included. Use --host 127.0.0.1 to keep it to this machine."
         )
     print(
-        f"evaldelta dashboard: {server.url} ({count:,} runs in {path}, read-only). "
+        f"evaldelta dashboard: {server.url} ({count:,} runs in {shown(path)}, read-only). "
         "Press Ctrl-C to stop.",
         flush=True,
     )

@@ -19,16 +19,21 @@ __all__ = [
     "STORE_HELP",
     "open_store_of",
     "run_from_store_file",
+    "shown",
     "store_file_ref",
     "store_path",
     "stored_run",
 ]
 
-STORE_HELP = "the run store (default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
+STORE_HELP = (
+    "the run store: a file, or postgresql://user@host:port/db for a team's "
+    "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
+)
 #: ``--store`` of the commands whose RESULTS may be run references.
 REFERENCE_STORE_HELP = (
-    "run store in which RESULTS that are no file are looked up as run ids or names "
-    "(default: $EVALDELTA_STORE, else .evaldelta/runs.db)"
+    "run store in which RESULTS that are no file are looked up as run ids or names: a "
+    "file, or postgresql://user@host:port/db (default: $EVALDELTA_STORE, else "
+    ".evaldelta/runs.db)"
 )
 
 
@@ -48,16 +53,22 @@ def open_store_of(
     return open_store(store_path(args), create=create, reading=reading)
 
 
+def shown(path: str) -> str:
+    """A store as output names it: a URL without its password."""
+    from evaldelta.store import mask_url
+
+    return mask_url(path)
+
+
 def open_store(path: str, *, create: bool = False, reading: bool = False) -> RunStore:
     """The store at ``path``; read-only for ``reading`` when this user may not write it
     (another user's store, a read-only disk): listing, showing, exporting and comparing
-    need no write access."""
-    import os
-
-    from evaldelta.store import RunStore
+    need no write access. (A PostgreSQL role that may only read needs no such care:
+    reading writes nothing to an up-to-date store.)"""
+    from evaldelta.store import RunStore, is_url
     from evaldelta.store._runstore import can_write
 
-    readonly = reading and os.path.exists(path) and not can_write(path)
+    readonly = reading and not is_url(path) and os.path.exists(path) and not can_write(path)
     return RunStore(path, create=create, readonly=readonly)
 
 
@@ -156,10 +167,11 @@ def stored_run(
     Raises:
         InputError: there is a store, but no such run in it.
     """
+    from evaldelta.store import is_url
     from evaldelta.store._runstore import is_id
 
     path = store_path(args)
-    if not os.path.isfile(path):
+    if not is_url(path) and not os.path.isfile(path):
         return None
     store = open_store_of(args, reading=True)
     try:
@@ -167,7 +179,7 @@ def stored_run(
         if rid is None:
             what = f"with id {ref}" if is_id(ref) else f"named {ref!r}"
             raise InputError(
-                f"{ref}: no such file, and no stored run {what} in {path}; check the path, "
+                f"{ref}: no such file, and no stored run {what} in {shown(path)}; check the path, "
                 "or list stored runs with `evaldelta runs list`"
             )
         with progress_line(args, f"reading run {rid}") as line:

@@ -3,8 +3,9 @@
 No socket here (:mod:`evaldelta.serve._server` puts this behind one), so that every page,
 error and header can be tested by calling :meth:`Dashboard.handle`.
 
-The dashboard only reads: each request opens the store, reads, and closes it; GET and
-HEAD are the only methods served. Routes::
+The dashboard only reads: each request opens an SQLite store, reads, and closes it; a
+PostgreSQL store is read through a few connections kept open (:class:`StorePool`), in
+read-only transactions. GET and HEAD are the only methods served. Routes::
 
     /                                   the runs list (?name= &target= &sort= &order= &page=)
     /runs/3                             a run (?page= of its cases)
@@ -47,6 +48,8 @@ PAGE_SIZE = 50
 MAX_CANDIDATES = 12
 #: Seconds a request waits for another process's import to release the store.
 STORE_TIMEOUT = 10.0
+#: Connections to a PostgreSQL store kept open at most (the summaries' warm-up holds one).
+POOL_SIZE = 4
 #: Largest id accepted in a URL (SQLite's integers are 64-bit).
 MAX_ID = 2**63 - 1
 
@@ -101,6 +104,61 @@ class _LRU(Generic[T]):
                 self._items.popitem(last=False)
 
 
+class StorePool:
+    """A few read-only stores of one PostgreSQL URL, each lent to one request at a time:
+    a request waits (``timeout`` seconds at most) while all are lent. A store whose
+    request failed on the store is closed rather than lent again (its connection may
+    be broken); a new one takes its place when next asked for."""
+
+    def __init__(self, location: str, *, size: int = POOL_SIZE, timeout: float = STORE_TIMEOUT):
+        self.location = location
+        self.timeout = timeout
+        self._idle: list[RunStore] = []
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @contextmanager
+    def lend(self) -> Iterator[RunStore]:
+        from evaldelta.store import RunStore
+
+        if not self._slots.acquire(timeout=self.timeout):
+            raise StoreError(
+                "the dashboard's connections to the store are all busy; try again in a moment"
+            )
+        try:
+            with self._lock:
+                store = self._idle.pop() if self._idle else None
+            if store is None:
+                store = RunStore(self.location, create=False, timeout=self.timeout, readonly=True)
+            try:
+                yield store
+            except StoreError:
+                store.close()
+                raise
+            except BaseException:
+                self._give_back(store)
+                raise
+            self._give_back(store)
+        finally:
+            self._slots.release()
+
+    def _give_back(self, store: RunStore) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.append(store)
+                return
+        store.close()
+
+    def close(self) -> None:
+        """Close the stores not lent; those lent are closed when given back."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for store in idle:
+            store.close()
+
+
 def _headers(csp: str) -> dict[str, str]:
     return {
         "Content-Security-Policy": csp,
@@ -116,7 +174,8 @@ class Dashboard:
     """The dashboard over the run store at ``store_path``: :meth:`handle` answers a request.
 
     Args:
-        store_path: the store's file (it must exist: the dashboard never creates one).
+        store_path: the store's file, or a PostgreSQL URL (it must hold a store: the
+            dashboard never creates one).
         allowed_hosts: Host header values accepted (without port), or ``None`` for any.
             A server bound to the loopback interface accepts only loopback names, so that
             a web page cannot reach it through a DNS name rebound to 127.0.0.1.
@@ -149,12 +208,29 @@ class Dashboard:
         self._busy_lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
+        self._pool: StorePool | None = None
+        if str(store_path)[:13].lower().startswith(("postgresql://", "postgres://")):
+            self._pool = StorePool(store_path)
+        self._shown: str | None = None
+
+    @property
+    def store_shown(self) -> str:
+        """The store as the pages name it: a URL without its password."""
+        if self._shown is None:
+            from evaldelta.store import mask_url
+
+            self._shown = mask_url(self.store_path)
+        return self._shown
 
     # -- the store --------------------------------------------------------------------
 
     @contextmanager
     def store(self) -> Iterator[RunStore]:
         """The store, open for one request (a connection is not shared across threads)."""
+        if self._pool is not None:
+            with self._pool.lend() as lent:
+                yield lent
+            return
         from evaldelta.store import RunStore
         from evaldelta.store._runstore import can_write
 
@@ -204,6 +280,8 @@ class Dashboard:
         self._idle.set()
         if self._warmer is not None:
             self._warmer.join(timeout=5)
+        if self._pool is not None:
+            self._pool.close()
 
     # -- requests ----------------------------------------------------------------------
 
@@ -256,7 +334,7 @@ class Dashboard:
             )
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-        body = pages.error_page(status, message, store=self.store_path)
+        body = pages.error_page(status, message, store=self.store_shown)
         return Response(
             status, body.encode("utf-8"), headers={**_headers(pages.CSP), **(headers or {})}
         )
@@ -316,7 +394,7 @@ class Dashboard:
                 target=target,
                 sort=sort,
                 order=order,
-                store=self.store_path,
+                store=self.store_shown,
             )
         )
 
@@ -356,7 +434,7 @@ class Dashboard:
                 pages=pages_,
                 page_size=self.page_size,
                 has_texts=bool(run.texts),
-                store=self.store_path,
+                store=self.store_shown,
             )
         )
 

@@ -1,21 +1,24 @@
-"""The run store: runs kept in an embedded SQLite file, named, listed and read back.
+"""The run store: runs kept in an SQLite file or a PostgreSQL database, named, listed
+and read back, with the same methods and results on both.
 
 An import is one transaction: a crash or Ctrl-C halfway leaves no part of the run.
-The store runs in WAL mode with a busy timeout, so that two processes importing at
-once both succeed (one waits for the other), and readers never wait for a writer.
+Two processes importing at once both succeed, and readers never wait for a writer
+(SQLite: WAL mode and a busy timeout, :mod:`evaldelta.store._sqlite`; PostgreSQL: a
+server's concurrency, :mod:`evaldelta.store._postgres`). Every query here is written
+once; :mod:`evaldelta.store._dialect` says it in each database's words.
 
 A run of ``evaldelta eval`` is written as it goes instead: :meth:`RunStore.begin_run`,
 one short transaction per attempt (:meth:`RunStore.add_attempt`, into the run's
 journal), then :meth:`RunStore.finish_run` stores it by column like an imported run.
-The process running it holds a lock (see :mod:`evaldelta.store._liveness`), so that a
-run whose process died reads as ``interrupted`` at once, with nothing written.
+The process running it holds a lock (a lock file beside an SQLite store, an advisory
+lock on PostgreSQL), so that a run whose process died reads as ``interrupted`` at once,
+with nothing written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,8 +30,10 @@ from evaldelta.errors import RunNotFoundError, StoreError
 from evaldelta.model import Run
 from evaldelta.pairing._cases import DEFAULT_PASS_THRESHOLD
 from evaldelta.store import _codec as codec
-from evaldelta.store import _liveness as liveness
-from evaldelta.store._schema import SCHEMA_VERSION, check_version, migrate, read_version
+from evaldelta.store._dialect import Backend, Connection, RunLock
+from evaldelta.store._postgres import is_url
+from evaldelta.store._schema import SCHEMA_VERSION, read_version
+from evaldelta.store._sqlite import SQLiteBackend, can_write
 
 __all__ = [
     "DEFAULT_STORE",
@@ -36,8 +41,10 @@ __all__ = [
     "RunStore",
     "StoredRun",
     "StoredSuite",
+    "can_write",
     "default_name",
     "open_store",
+    "store_exists",
 ]
 
 #: Where the command line keeps runs unless told otherwise (relative to the current folder).
@@ -46,12 +53,6 @@ DEFAULT_STORE = os.path.join(".evaldelta", "runs.db")
 BUSY_TIMEOUT = 60.0
 #: What to tell a user who needs to see which runs exist.
 LIST_HINT = "list runs with `evaldelta runs list`"
-#: How to mend a store that is not there, in the library's words (``option="store"``:
-#: the command line names its commands and ``--store`` instead).
-NO_STORE_MEND = (
-    "store a run first with evaldelta.evaluate() or RunStore(PATH).import_run(), "
-    "or choose a store with store=PATH"
-)
 
 RunRef = int | str
 #: Told how far a long step has got: ``progress(done, total)``, in units of the step's
@@ -68,8 +69,8 @@ _SELECT = (
     "SELECT runs.id, runs.name, runs.created_at, runs.started_at, runs.finished_at, "
     "runs.status, runs.source_format, runs.source_path, runs.dataset_hash, runs.config, "
     "runs.notes, runs.targets, "
-    f"CASE WHEN {_JOURNAL_ONLY} THEN (SELECT count(DISTINCT test_id || char(31) || attempt) "
-    "FROM attempts WHERE run = runs.id) ELSE runs.records END, "
+    f"CASE WHEN {_JOURNAL_ONLY} THEN (SELECT count(*) FROM (SELECT DISTINCT test_id, "
+    "attempt FROM attempts WHERE run = runs.id) AS journal) ELSE runs.records END, "
     f"CASE WHEN {_JOURNAL_ONLY} THEN (SELECT count(DISTINCT test_id) "
     "FROM attempts WHERE run = runs.id) ELSE runs.cases END, "
     "runs.suite, suites.name, runs.sequential "
@@ -91,6 +92,24 @@ _FIGURES = (
     "safety_failures",
 )
 _SUMMARY_COLUMNS = ", ".join(_FIGURES)
+_INSERT_SUMMARY = (
+    f"INSERT INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
+    f"VALUES ({', '.join('?' * (3 + len(_FIGURES)))})"
+)
+#: The columns of a run's row that a copy into another store keeps (all but its id).
+_RUN_COLUMNS = (
+    "name, created_at, started_at, finished_at, status, source_format, source_path, "
+    "dataset_hash, config, notes, targets, records, cases, suite, case_order, sequential"
+)
+#: The columns of ``record_columns`` an import writes, with their PostgreSQL types.
+_CHUNK_COLUMNS = (
+    ("run", "int8"),
+    ("name", "text"),
+    ("first", "int8"),
+    ("encoding", "text"),
+    ("data", "bytea"),
+    ("crc", "int8"),
+)
 #: One run's figures, per target in the run's order of targets.
 RunFigures = list[dict[str, Any]]
 
@@ -223,32 +242,29 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def can_write(path: str | os.PathLike[str]) -> bool:
-    """Whether this process may write the store at ``path`` and its folder (where
-    SQLite keeps the write-ahead log): else it is to be opened for reading only."""
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    return os.access(p, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
-
-
 class RunStore:
-    """Runs kept in an SQLite file: add, read back, list, rename, delete.
+    """Runs kept in an SQLite file or a PostgreSQL database: add, read back, list,
+    rename, delete.
 
     A run is referred to by its id (``3`` or ``"3"``) or by its name (the latest run
     of that name)::
 
-        store = RunStore(".evaldelta/runs.db")
+        store = RunStore(".evaldelta/runs.db")       # or RunStore("postgresql://ci@db/evals")
         before = store.add_run(evaldelta.load("before.jsonl"), name="before")
         run = store.get_run("before")
 
     Args:
-        path: the store's file; created on first use unless ``create`` is false.
-        create: create the store (and its folder) when the file does not exist.
+        path: the store's file, created on first use unless ``create`` is false; or a
+            PostgreSQL URL, ``postgresql://user@host:port/db`` (a bare ``postgresql://``
+            takes libpq's ``PG*`` variables), whose tables are made on first use
+            (needs ``pip install 'evaldelta[postgres]'``).
+        create: create the store (and its folder) when there is none.
         timeout: seconds to wait for another process's import to finish.
-        readonly: open it for reading only (SQLite's ``mode=ro``; ``immutable=1`` when not
-            even its write-ahead log's files can be made): a store on a read-only disk, or
-            another user's, can be listed, shown, exported and compared; anything that
-            writes raises :class:`StoreError`. Never created nor brought up to date.
+        readonly: open it for reading only: a store on a read-only disk, or another
+            user's, can be listed, shown, exported and compared; anything that writes
+            raises :class:`StoreError`. Never created nor brought up to date. (SQLite's
+            ``mode=ro``, or ``immutable=1`` when not even its write-ahead log's files can
+            be made; PostgreSQL's read-only transactions.)
     """
 
     def __init__(
@@ -259,170 +275,42 @@ class RunStore:
         timeout: float = BUSY_TIMEOUT,
         readonly: bool = False,
     ) -> None:
-        self.path = Path(path)
-        self._name = str(path)
         self.readonly = readonly
         #: The runs this store is running (see :meth:`begin_run`), by id: their locks.
-        self._locks: dict[int, liveness.RunLock] = {}
-        self._conn = self._open_readonly(timeout) if readonly else self._open(create, timeout)
+        self._locks: dict[int, RunLock] = {}
+        self._db: Backend
+        if is_url(path):
+            from evaldelta.store._postgres import PostgresBackend
 
-    # -- opening ------------------------------------------------------------------
+            self._db = PostgresBackend(str(path), create=create, timeout=timeout, readonly=readonly)
+        else:
+            self._db = SQLiteBackend(path, create=create, timeout=timeout, readonly=readonly)
+        #: The store's SQLite file; ``None`` for a PostgreSQL store.
+        self.path = self._db.path
+        #: How the store is named in messages: its path, or its URL without the password.
+        self.location = self._db.where
+        self._name = self.location
+        self._conn: Connection = self._db.conn
+        self._dialect = self._db.dialect
 
-    def _open(self, create: bool, timeout: float) -> sqlite3.Connection:
-        where = self._name
-        if not self.path.exists():
-            if not create:
-                raise StoreError(f"no run store at {where}; {NO_STORE_MEND}", option="store")
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(
-                    f"{where}: cannot create the store's folder ({exc.strerror or exc}); "
-                    "choose another place with store=PATH",
-                    option="store",
-                ) from exc
-        elif self.path.is_dir():
-            raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
-        try:
-            # One connection per store, used by one thread at a time: ``evaluate()`` from a
-            # running event loop (Jupyter) runs the engine in a thread of its own.
-            conn = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{where}: cannot open the run store ({exc})") from exc
-        try:
-            with self._translated("open"):
-                # Look before touching anything: a store of a newer schema is left as it is.
-                version = read_version(conn)
-                check_version(version, where)
-                conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                # A big import grows the write-ahead log; give the space back afterwards.
-                conn.execute("PRAGMA journal_size_limit = 67108864")
-                if version != SCHEMA_VERSION:
-                    # Only a store to build or bring up to date takes the write lock here:
-                    # an up-to-date one is read while another process imports (WAL mode,
-                    # set once, stays with the file).
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    migrate(conn, where)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _open_readonly(self, timeout: float) -> sqlite3.Connection:
-        """The store for reading only: ``mode=ro`` where SQLite may make the write-ahead
-        log's shared-memory file, else ``immutable=1`` (a folder no one may write to,
-        where no writer can be either)."""
-        from urllib.parse import quote
-
-        where = self._name
-        if not self.path.exists():
-            raise StoreError(f"no run store at {where}; {NO_STORE_MEND}", option="store")
-        if self.path.is_dir():
-            raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
-        base = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-        last: sqlite3.Error | None = None
-        for uri in (base, base + "&immutable=1"):
-            try:
-                conn = sqlite3.connect(
-                    uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
-                )
-            except sqlite3.Error as exc:
-                last = exc
-                continue
-            try:
-                with self._translated("open"):
-                    version = read_version(conn)
-            except StoreError:
-                conn.close()
-                if uri.endswith("immutable=1"):
-                    raise
-                continue
-            try:
-                check_version(version, where)
-                if version != SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{where}: the store is of an older evaldelta (schema {version}) and "
-                        "must be brought up to date before it can be read; open it once with "
-                        "write access (evaldelta runs list --store PATH)",
-                        option="store",
-                    )
-                conn.execute("PRAGMA query_only = ON")
-            except BaseException:
-                conn.close()
-                raise
-            return conn
-        raise StoreError(f"{where}: cannot open the run store ({last})")
+    @property
+    def backend(self) -> str:
+        """The database the store lives in: ``sqlite`` or ``postgresql``."""
+        return self._dialect.name
 
     @contextmanager
     def _translated(self, doing: str) -> Iterator[None]:
-        """SQLite's exceptions as :class:`StoreError` saying where and what to do."""
-        try:
+        """The database's exceptions as :class:`StoreError` saying where and what to do."""
+        with self._db.translated(doing):
             yield
-        except sqlite3.OperationalError as exc:
-            message, option = self._explained(str(exc), doing)
-            raise StoreError(f"{self._name}: {message}", option=option) from exc
-        except sqlite3.DatabaseError as exc:
-            if "malformed" in str(exc) or "corrupt" in str(exc):
-                raise self._damaged(str(exc)) from exc
-            raise StoreError(
-                f"{self._name}: not a run store evaldelta can read ({exc}); choose another "
-                "file with store=PATH",
-                option="store",
-            ) from exc
-
-    def _explained(self, text: str, doing: str) -> tuple[str, str | None]:
-        """What SQLite's ``text`` means for a user, and the parameter to mend, if any."""
-        if "locked" in text or "busy" in text:
-            return (
-                f"the store stayed locked by another process while trying to {doing}; try "
-                "again when it has finished",
-                None,
-            )
-        if "disk is full" in text or "disk I/O error" in text:
-            cause = (
-                "the disk is full"
-                if "full" in text
-                else "the disk could not be written (full, past the file size limit, or failing)"
-            )
-            return (
-                f"{cause} while trying to {doing}; nothing was stored: free some space (or "
-                "check the disk) and try again",
-                "store",
-            )
-        unwritable = "unable to open" in text and self.path.exists() and not can_write(self.path)
-        if "readonly" in text or "read-only" in text or unwritable:
-            if self.readonly:
-                return (
-                    "opened for reading only (no write access to it or its folder), so it "
-                    f"cannot {doing}; ask for write access, or copy the store",
-                    "store",
-                )
-            return (
-                f"cannot write to the store ({text}); check the file's permissions, or "
-                "choose another store with store=PATH",
-                "store",
-            )
-        return f"cannot {doing} ({text})", None
-
-    def _damaged(self, what: str) -> StoreError:
-        """The error for a store whose file has been damaged (a disk fault, a copy cut
-        short, bytes written over it): what failed, and what to do."""
-        return StoreError(
-            f"{self._name}: the store is damaged: {what}; export the runs that still read "
-            "(evaldelta runs export ID --store PATH), then restore the store from a copy",
-            option="store",
-        )
 
     @contextmanager
-    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, doing: str) -> Iterator[Connection]:
         """One write transaction, taken at once (so a busy store is waited for, not
         failed), rolled back on any exception, KeyboardInterrupt included."""
         conn = self._conn
         with self._translated(doing):
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(self._dialect.begin_write)
             try:
                 yield conn
             except BaseException:
@@ -439,7 +327,7 @@ class RunStore:
         for lock in self._locks.values():
             lock.release()
         self._locks.clear()
-        self._conn.close()
+        self._db.close()
 
     def __enter__(self) -> RunStore:
         return self
@@ -452,8 +340,8 @@ class RunStore:
 
     @property
     def schema_version(self) -> int:
-        """The schema version of the store's file."""
-        version = read_version(self._conn)
+        """The schema version of the store."""
+        version = read_version(self._conn, self._dialect)
         return version if version is not None else SCHEMA_VERSION
 
     # -- references -----------------------------------------------------------------
@@ -555,7 +443,7 @@ class RunStore:
 
     def _insert(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         run: Run,
         name: str | None,
         config: Mapping[str, Any] | None,
@@ -570,7 +458,8 @@ class RunStore:
         source = run.source
         if not source.startswith("<") and os.path.exists(source):
             source = os.path.abspath(source)
-        cursor = conn.execute(
+        rid = self._dialect.insert(
+            conn,
             "INSERT INTO runs (name, created_at, started_at, finished_at, status, "
             "source_format, source_path, dataset_hash, config, notes, targets, records, cases, "
             "suite) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -591,10 +480,10 @@ class RunStore:
                 suite_id,
             ),
         )
-        rid = int(cursor.lastrowid or 0)
-        conn.executemany(
-            "INSERT INTO record_columns (run, name, first, encoding, data, crc) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+        self._dialect.bulk_insert(
+            conn,
+            "record_columns",
+            _CHUNK_COLUMNS,
             _rows(rid, counter.count(run, codec.encode_run(run))),
         )
         _keep_summary(conn, rid, _summarise(run, DEFAULT_PASS_THRESHOLD), DEFAULT_PASS_THRESHOLD)
@@ -608,7 +497,7 @@ class RunStore:
         rid, status, fmt = row[0], row[5], row[6]
         if status != "running" or fmt != EVAL_FORMAT or rid in self._locks:
             return str(status)
-        return "running" if liveness.is_held(liveness.lock_path(self.path, rid)) else "interrupted"
+        return "running" if self._db.run_is_held(rid) else "interrupted"
 
     def _read(self, rid: int) -> tuple[StoredRun, bool]:
         """The run with id ``rid``, and whether its records are only in its journal."""
@@ -644,7 +533,7 @@ class RunStore:
         columns: dict[str, list[tuple[str, bytes]]] = {}
         with self._translated("read the run"):
             # One read transaction: the run cannot be deleted between its two queries.
-            self._conn.execute("BEGIN")
+            self._conn.execute(self._dialect.begin_read)
             try:
                 stored, journal_only = self._read(self.resolve(ref))
                 if journal_only:
@@ -670,7 +559,7 @@ class RunStore:
                 )
             except (ValueError, TypeError, KeyError, IndexError) as exc:
                 # msgspec's DecodeError is a ValueError; numpy's too, for a torn array.
-                raise self._damaged(
+                raise self._db.damaged(
                     f"run {stored.id}'s records do not decode ({type(exc).__name__}: {exc})"
                 ) from None
         run.case_order = order
@@ -698,7 +587,7 @@ class RunStore:
             f"SELECT name, encoding, data, crc {where} ORDER BY name, first", (stored.id,)
         ):
             if crc is not None and zlib.crc32(data) != crc:
-                raise self._damaged(f"run {stored.id}'s column {name!r} fails its checksum")
+                raise self._db.damaged(f"run {stored.id}'s column {name!r} fails its checksum")
             columns.setdefault(name, []).append((encoding, data))
             if progress is not None:
                 done += len(data)
@@ -774,8 +663,8 @@ class RunStore:
             conditions.append("runs.name = ?")
             params.append(name)
         if pattern is not None:
-            conditions.append("runs.name GLOB ?")
-            params.append(pattern)
+            conditions.append(self._dialect.name_glob)
+            params.append(self._dialect.glob(pattern))
         query = _SELECT
         if conditions:
             query += " WHERE " + " AND ".join(conditions)
@@ -909,7 +798,8 @@ class RunStore:
     def list_suites(self) -> list[StoredSuite]:
         """Every suite, by name."""
         with self._translated("list the suites"):
-            rows = self._conn.execute("SELECT id, name, created_at FROM suites ORDER BY name")
+            order = f"ORDER BY name{self._dialect.bytewise}"
+            rows = self._conn.execute(f"SELECT id, name, created_at FROM suites {order}")
             return [StoredSuite(*row) for row in rows]
 
     # -- runs being run ---------------------------------------------------------------
@@ -944,11 +834,12 @@ class RunStore:
             source: what the run reads as having come from.
         """
         _check_name(name)
-        lock: liveness.RunLock | None = None
+        lock: RunLock | None = None
         try:
             with self._transaction("begin the run") as conn:
                 suite_id = None if suite is None else _suite_id(conn, suite)
-                cursor = conn.execute(
+                rid = self._dialect.insert(
+                    conn,
                     "INSERT INTO runs (name, created_at, started_at, finished_at, status, "
                     "source_format, source_path, dataset_hash, config, notes, targets, records, "
                     "cases, suite, case_order) "
@@ -965,7 +856,6 @@ class RunStore:
                         _json(list(case_order)),
                     ),
                 )
-                rid = int(cursor.lastrowid or 0)
                 # Held before the run can be seen: nobody reads it as interrupted meanwhile.
                 lock = self._lock(rid)
                 if lock is None:  # a lock file left by a run of this id: ids are never reused
@@ -1107,10 +997,8 @@ class RunStore:
             ended = finished_at or _now()
             if records:
                 run = self._journal_run(stored, records, status=status)
-                conn.executemany(
-                    "INSERT INTO record_columns (run, name, first, encoding, data, crc) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    _rows(rid, codec.encode_run(run)),
+                self._dialect.bulk_insert(
+                    conn, "record_columns", _CHUNK_COLUMNS, _rows(rid, codec.encode_run(run))
                 )
                 _keep_summary(
                     conn, rid, _summarise(run, DEFAULT_PASS_THRESHOLD), DEFAULT_PASS_THRESHOLD
@@ -1138,19 +1026,122 @@ class RunStore:
         self._locks.pop(rid).release()
         return self.info(rid)
 
-    def _lock(self, rid: int) -> liveness.RunLock | None:
-        path = liveness.lock_path(self.path, rid)
-        try:
-            return liveness.acquire(path)
-        except OSError as exc:
-            raise StoreError(
-                f"{path}: cannot make the lock of run {rid} ({exc.strerror or exc}); check "
-                "the permissions of the store's folder, or choose another store with store=PATH",
-                option="store",
-            ) from exc
+    def _lock(self, rid: int) -> RunLock | None:
+        return self._db.lock_run(rid)
 
     def _busy(self, rid: int) -> str:
         return f"run {rid} is still running in another process; wait for it, or stop it first"
+
+    # -- copying between stores -------------------------------------------------------
+
+    def copy_run(self, ref: RunRef, target: RunStore) -> tuple[StoredRun, bool]:
+        """Copy a run into another store (SQLite or PostgreSQL, either way), as it is:
+        its name, config, status, notes, times, suite, case order, figures, journal and
+        every stored column, byte for byte (each chunk's checksum checked on the way).
+
+        A run already there (the same name, time of storing, source and dataset) is not
+        copied again. Returns the run as the target holds it, and whether it was copied.
+
+        Raises:
+            StoreError: no such run, or another live process is running it.
+        """
+        import zlib
+
+        if target is self or target.location == self.location:
+            raise StoreError(
+                f"cannot copy run {ref} of {self.location} into the same store; "
+                "name another store to copy it to"
+            )
+        with self._translated("read the run"):
+            self._conn.execute(self._dialect.begin_read)
+            try:
+                stored, _ = self._read(self.resolve(ref))
+                if stored.status == "running":
+                    raise StoreError(
+                        f"run {stored.id} is still running in another process; wait for it "
+                        "to finish, then copy it"
+                    )
+                row = self._conn.execute(
+                    f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (stored.id,)
+                ).fetchone()
+                copied = dict(zip(_RUN_COLUMNS.split(", "), row, strict=True))
+                existing = target.find_copy(copied)
+                if existing is not None:
+                    self._conn.execute("COMMIT")
+                    return target.info(existing), False
+                summaries = self._conn.execute(
+                    f"SELECT position, pass_threshold, {_SUMMARY_COLUMNS} FROM run_summaries "
+                    "WHERE run = ? ORDER BY position",
+                    (stored.id,),
+                ).fetchall()
+                attempts = self._conn.execute(
+                    "SELECT seq, test_id, attempt, record FROM attempts WHERE run = ? ORDER BY seq",
+                    (stored.id,),
+                ).fetchall()
+                chunks = self._conn.execute(
+                    "SELECT name, first, encoding, data, crc FROM record_columns WHERE run = ? "
+                    "ORDER BY name, first",
+                    (stored.id,),
+                )
+
+                def checked() -> Iterator[tuple[Any, ...]]:
+                    for name, first, encoding, data, crc in chunks:
+                        data = bytes(data)
+                        if crc is not None and zlib.crc32(data) != crc:
+                            raise self._db.damaged(
+                                f"run {stored.id}'s column {name!r} fails its checksum"
+                            )
+                        yield name, first, encoding, data, zlib.crc32(data)
+
+                rid = target._paste(copied, stored.suite, summaries, attempts, checked())
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
+        return target.info(rid), True
+
+    def find_copy(self, run: Mapping[str, Any]) -> int | None:
+        """The id of a run that is ``run`` (a row of ``runs`` from another store) copied
+        here: the same name, time of storing, source and dataset."""
+        with self._translated("look up a run"):
+            row = self._conn.execute(
+                "SELECT max(id) FROM runs WHERE name = ? AND created_at = ? AND source_path = ? "
+                "AND dataset_hash = ? AND records = ?",
+                tuple(
+                    run[k] for k in ("name", "created_at", "source_path", "dataset_hash", "records")
+                ),
+            ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def _paste(
+        self,
+        run: Mapping[str, Any],
+        suite: str | None,
+        summaries: Sequence[Sequence[Any]],
+        attempts: Sequence[Sequence[Any]],
+        chunks: Iterable[tuple[Any, ...]],
+    ) -> int:
+        """Store a run copied from another store, in one transaction; returns its id here."""
+        columns = [c for c in _RUN_COLUMNS.split(", ") if c != "suite"]
+        with self._transaction("store the copied run") as conn:
+            suite_id = None if suite is None else _suite_id(conn, suite)
+            rid = self._dialect.insert(
+                conn,
+                f"INSERT INTO runs ({', '.join(columns)}, suite) "
+                f"VALUES ({', '.join('?' * (len(columns) + 1))})",
+                [*(run[c] for c in columns), suite_id],
+            )
+            self._dialect.bulk_insert(
+                conn, "record_columns", _CHUNK_COLUMNS, ((rid, *chunk) for chunk in chunks)
+            )
+            conn.executemany(_INSERT_SUMMARY, [(rid, *row) for row in summaries])
+            conn.executemany(
+                "INSERT INTO attempts (run, seq, test_id, attempt, record) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (rid, seq, test_id, attempt, bytes(record))
+                    for seq, test_id, attempt, record in attempts
+                ],
+            )
+        return rid
 
     # -- changing -------------------------------------------------------------------
 
@@ -1169,8 +1160,7 @@ class RunStore:
         if lock is not None:
             lock.release()
         else:
-            # A run whose process died leaves its lock file behind.
-            liveness.lock_path(self.path, stored.id).unlink(missing_ok=True)
+            self._db.forget_run(stored.id)
         return stored
 
     def rename_run(self, ref: RunRef, name: str) -> StoredRun:
@@ -1198,12 +1188,15 @@ def latest_attempts(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def _suite_id(conn: sqlite3.Connection, name: str) -> int:
+def _suite_id(conn: Connection, name: str) -> int:
     """The id of the suite called ``name``, made when there is none (in the caller's
     write transaction)."""
     if not isinstance(name, str) or not name.strip():
         raise StoreError(f"a suite's name cannot be empty, got {name!r}; give the suite a name")
-    conn.execute("INSERT OR IGNORE INTO suites (name, created_at) VALUES (?, ?)", (name, _now()))
+    conn.execute(
+        "INSERT INTO suites (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (name, _now()),
+    )
     row = conn.execute("SELECT id FROM suites WHERE name = ?", (name,)).fetchone()
     return int(row[0])
 
@@ -1222,18 +1215,16 @@ def _figures_of(row: Sequence[Any]) -> dict[str, Any]:
 
 
 def _keep_summary(
-    conn: sqlite3.Connection,
+    conn: Connection,
     rid: int,
     figures: RunFigures,
     pass_threshold: float,
     *,
     replace: bool = True,
 ) -> None:
-    verb = "INSERT" if replace else "INSERT OR IGNORE"
-    marks = ", ".join("?" * (3 + len(_FIGURES)))
+    keep_first = "" if replace else " ON CONFLICT DO NOTHING"
     conn.executemany(
-        f"{verb} INTO run_summaries (run, position, pass_threshold, {_SUMMARY_COLUMNS}) "
-        f"VALUES ({marks})",
+        _INSERT_SUMMARY + keep_first,
         [
             (
                 rid,
@@ -1282,6 +1273,16 @@ def _rows(rid: int, chunks: Iterable[codec.Chunk]) -> Iterator[tuple[Any, ...]]:
 
     for chunk in chunks:
         yield (rid, chunk.name, chunk.first, chunk.encoding, chunk.data, zlib.crc32(chunk.data))
+
+
+def store_exists(path: str | os.PathLike[str]) -> bool:
+    """Whether there is a run store at ``path``: a file, or a PostgreSQL database (its
+    schema) that holds one. Makes none."""
+    if not is_url(path):
+        return os.path.exists(path)
+    from evaldelta.store._postgres import PostgresBackend
+
+    return PostgresBackend.holds_store(str(path))
 
 
 def open_store(path: str | os.PathLike[str] = DEFAULT_STORE, *, create: bool = True) -> RunStore:

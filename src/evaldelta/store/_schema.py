@@ -11,15 +11,25 @@ Runs are rows of ``runs`` (and their summary figures per target rows of
 ``record_columns``. A row per record would cost a Python object per value on the way
 in and out: a million records took 7 s to write and 3 s to read back that way,
 against a small fraction of a second by column.
+
+The migrations are SQLite's text, as released; on PostgreSQL each statement is said
+in its words by :meth:`~evaldelta.store._dialect.Dialect.ddl` (BIGINT, DOUBLE PRECISION,
+BYTEA, an identity for AUTOINCREMENT), so that both databases hold one schema.
 """
 
 from __future__ import annotations
 
-import sqlite3
-
 from evaldelta.errors import StoreError
+from evaldelta.store._dialect import SQLITE, Connection, Dialect
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "read_version"]
+__all__ = ["MIGRATIONS", "NO_STORE_MEND", "SCHEMA_VERSION", "migrate", "read_version"]
+
+#: How to mend a store that is not there, in the library's words (``option="store"``:
+#: the command line names its commands and ``--store`` instead).
+NO_STORE_MEND = (
+    "store a run first with evaldelta.evaluate() or RunStore(PATH).import_run(), "
+    "or choose a store with store=PATH"
+)
 
 #: Migration ``i`` (0-based) takes a store from version ``i`` to version ``i + 1``.
 #: Append new versions; never edit a released one.
@@ -129,22 +139,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def read_version(conn: sqlite3.Connection) -> int | None:
+def read_version(conn: Connection, dialect: Dialect = SQLITE) -> int | None:
     """The store's schema version: 0 for an empty database, ``None`` for a database
     that holds tables but is no run store."""
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = dialect.tables(conn)
     if "schema_version" not in tables:
         return 0 if not tables else None
     row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def check_version(version: int | None, path: str, latest: int = SCHEMA_VERSION) -> None:
+def check_version(
+    version: int | None, path: str, latest: int = SCHEMA_VERSION, dialect: Dialect = SQLITE
+) -> None:
     """Refuse a database that is no run store, or one written by a newer evaldelta."""
     if version is None:
+        what, other = (
+            ("a SQLite database", "another file with store=PATH")
+            if dialect is SQLITE
+            else ("a PostgreSQL schema that holds tables", "another database or schema")
+        )
         raise StoreError(
-            f"{path}: is a SQLite database but not an evaldelta run store (it has no "
-            "schema_version table); choose another file with store=PATH",
+            f"{path}: is {what} but not an evaldelta run store (it has no "
+            f"schema_version table); choose {other}",
             option="store",
         )
     if version > latest:
@@ -156,28 +173,41 @@ def check_version(version: int | None, path: str, latest: int = SCHEMA_VERSION) 
         )
 
 
+def outdated(path: str, version: int | None) -> StoreError:
+    """The error for a store of an older schema opened for reading only."""
+    return StoreError(
+        f"{path}: the store is of an older evaldelta (schema {version}) and must be "
+        "brought up to date before it can be read; open it once with write access "
+        "(evaldelta runs list --store PATH)",
+        option="store",
+    )
+
+
 def migrate(
-    conn: sqlite3.Connection,
+    conn: Connection,
     path: str,
     migrations: tuple[tuple[str, ...], ...] = MIGRATIONS,
+    dialect: Dialect = SQLITE,
 ) -> int:
     """Bring the store up to date, one transaction per version; returns the version.
 
-    The version is read again under the write lock, so that two processes opening a
-    new store at once build it once.
+    The version is read again under the write lock (SQLite's; on PostgreSQL an
+    advisory lock), so that two processes opening a new or old store at once
+    migrate it once.
     """
     latest = len(migrations)
     for _ in range(latest + 1):
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(dialect.begin_write)
         try:
-            version = read_version(conn)
-            check_version(version, path, latest)
+            dialect.lock_migrations(conn)
+            version = read_version(conn, dialect)
+            check_version(version, path, latest, dialect)
             assert version is not None
             if version == latest:
                 conn.execute("COMMIT")
                 return version
             for statement in migrations[version]:
-                conn.execute(statement)
+                conn.execute(dialect.ddl(statement))
             if version == 0:
                 conn.execute("INSERT INTO schema_version (version) VALUES (1)")
             else:
