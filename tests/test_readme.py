@@ -27,6 +27,11 @@ What is checked:
   TZ=UTC, stdin empty, 120 s at most.
 - A block is left out only by ``<!-- readme-test: skip (reason) -->`` on the line right
   before its fence, with a reason; fewer than ``MAX_SKIPS`` blocks may be.
+- A block after ``<!-- readme-test: postgresql -->`` runs against the tests' throwaway
+  PostgreSQL server (tests/postgres.py): its ``PG*`` variables are set, and ``PGOPTIONS``
+  puts every such block in one fresh schema, so ``postgresql://`` is an empty team store
+  at the first of them. Where there is no server it is skipped, saying why, as the
+  store's PostgreSQL leg is (and fails where ``CI`` is set).
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ VOLATILE = [
 ]
 
 SKIP = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>.*)\)\s*-->\s*$")
+POSTGRESQL = re.compile(r"^<!--\s*readme-test:\s*postgresql\s*-->\s*$")
 ELLIPSIS = "..."
 
 
@@ -85,6 +91,7 @@ class Block:
     lineno: int
     commands: list[Command]
     skip: str | None = None
+    postgresql: bool = False
 
 
 def parse(text: str) -> list[Block]:
@@ -118,14 +125,16 @@ def parse(text: str) -> list[Block]:
                 slug = re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
                 n = per_heading[slug] = per_heading.get(slug, 0) + 1
                 skip = None
-                if i > 0 and "readme-test" in lines[i - 1]:
+                postgresql = i > 0 and bool(POSTGRESQL.match(lines[i - 1]))
+                if i > 0 and "readme-test" in lines[i - 1] and not postgresql:
                     m = SKIP.match(lines[i - 1])
                     if not (m and m["reason"].strip()):
                         raise ValueError(
-                            f"README.md:{i}: write `<!-- readme-test: skip (reason) -->`"
+                            f"README.md:{i}: write `<!-- readme-test: skip (reason) -->` "
+                            "or `<!-- readme-test: postgresql -->`"
                         )
                     skip = m["reason"].strip()
-                blocks.append(Block(f"{slug}-{n}", i + 1, commands, skip))
+                blocks.append(Block(f"{slug}-{n}", i + 1, commands, skip, postgresql))
             i = end
         i += 1
     return blocks
@@ -194,9 +203,22 @@ class Outcome:
     work: str
 
 
+def _postgresql_env(request: pytest.FixtureRequest) -> dict[str, str] | str:
+    """The variables that make ``postgresql://`` a fresh store on the tests' server (one
+    schema for all the README's PostgreSQL blocks), or why there is no server."""
+    try:
+        server = request.getfixturevalue("postgres_server")
+    except pytest.skip.Exception as exc:
+        return str(exc.msg)
+    return {**server.env, "PGOPTIONS": f"-csearch_path={server.new_schema()}"}
+
+
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    """Run every block, in README order, in one fresh working folder."""
+def outcomes(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> dict[str, Outcome | str]:
+    """Run every block, in README order, in one fresh working folder: its outputs, or
+    why it could not run."""
     assert EVALDELTA.exists(), f"{EVALDELTA} is not installed: run `make test`"
     work = tmp_path_factory.mktemp("readme")
     for source, name in COPIES:
@@ -204,14 +226,18 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
         copy = shutil.copytree if (REPO / source).is_dir() else shutil.copyfile
         copy(REPO / source, work / name)
     env = _env()
-    results: dict[str, Outcome] = {}
+    postgresql = _postgresql_env(request) if any(b.postgresql for b in BLOCKS) else {}
+    results: dict[str, Outcome | str] = {}
     for block in BLOCKS:
         if block.skip:
+            continue
+        if block.postgresql and isinstance(postgresql, str):
+            results[block.id] = postgresql
             continue
         proc = subprocess.run(
             ["bash", "-c", _script(block)],
             cwd=work,
-            env=env,
+            env={**env, **postgresql} if block.postgresql else env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             text=True,
@@ -232,8 +258,13 @@ def _params() -> Iterator[object]:
 
 
 @pytest.mark.parametrize("block", list(_params()))
-def test_console_block(block: Block, outcomes: dict[str, Outcome]) -> None:
+def test_console_block(block: Block, outcomes: dict[str, Outcome | str]) -> None:
     outcome = outcomes[block.id]
+    if isinstance(outcome, str):
+        from tests.postgres import unavailable
+
+        unavailable(outcome)
+        return
     failures = []
     for command, output in zip(block.commands, outcome.outputs, strict=True):
         expected = normalise(command.expected)
@@ -322,7 +353,9 @@ def test_parse() -> None:
         None,
         [("echo hi", ["hi"]), ("true", [])],
     )
-    assert (two.id, two.skip) == ("one-2", "never returns")
+    assert (two.id, two.skip, two.postgresql) == ("one-2", "never returns", False)
+    (team,) = parse("<!-- readme-test: postgresql -->\n```console\n$ evaldelta runs list\n```\n")
+    assert (team.skip, team.postgresql) == (None, True)
     with pytest.raises(ValueError, match="skip"):
         parse("<!-- readme-test: skip () -->\n```console\n$ true\n```\n")
     with pytest.raises(ValueError, match="starts with"):
