@@ -17,7 +17,7 @@ from evaldelta.errors import InputError
 from evaldelta.model import Run
 
 if TYPE_CHECKING:
-    from evaldelta.model import BoolArray, FloatArray, IntArray
+    from evaldelta.model import BoolArray, CaseTotals, FloatArray, IntArray
 
 __all__ = [
     "DEFAULT_PASS_THRESHOLD",
@@ -181,16 +181,80 @@ def infra_mask(run: Run) -> BoolArray:
     return mask
 
 
+#: A column's values are added up exactly, in integers of 1e-6, when every value is a
+#: multiple of 1e-6 (0/1 scores, scores on a grid, milliseconds, tokens, dollars to the
+#: micro-dollar) and no case's total reaches 2**52 of them: the sum is then the same
+#: whatever the order. Any other column is added up in ascending order within each case.
+#: Both are exact definitions that a reader grouping in SQL computes identically (see
+#: :func:`sum_by_cell`).
+DECIMAL_SCALE = 1e6
+DECIMAL_LIMIT = 2.0**52
+
+
+def decimal_values(values: FloatArray) -> BoolArray:
+    """Whether each value is a multiple of 1e-6 (``round(x * 1e6) / 1e6 == x``)."""
+    import numpy as np
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        out: BoolArray = np.round(values * DECIMAL_SCALE) / DECIMAL_SCALE == values
+    return out
+
+
+def sum_by_cell(
+    values: FloatArray, ok: BoolArray, cell: IntArray, size: int, targets: IntArray, k: int
+) -> FloatArray:
+    """The sum of ``values`` where ``ok``, by cell, added up in a way that does not depend
+    on the order of the records (so that a reader grouping in SQL, whose threads add up
+    in any order, gets the very same floats).
+
+    Per target (``targets``: its column of each value, ``k`` of them): when every value
+    it has is a multiple of 1e-6 and no cell's total of them in micro-units reaches 2**52,
+    the micro-units are added as integers (exact) and divided by 1e6; else the values
+    of each cell are added one by one in ascending order.
+    """
+    import numpy as np
+
+    out = np.zeros(size, dtype=np.float64)
+    if not ok.any():
+        return out
+    vals, cells, cols = values[ok], cell[ok], targets[ok]
+    with np.errstate(invalid="ignore", over="ignore"):
+        micro = np.round(vals * DECIMAL_SCALE)
+    exact = decimal_values(vals)
+    # Per target: every value a multiple of 1e-6 and every cell's total below the limit.
+    not_decimal = np.bincount(cols, weights=~exact, minlength=k) > 0
+    magnitude = np.bincount(cells, weights=np.where(exact, np.abs(micro), 0.0), minlength=size)
+    too_large = np.zeros(k, dtype=np.bool_)
+    cell_target = np.full(size, -1, dtype=np.int64)
+    cell_target[cells] = cols
+    big = magnitude >= DECIMAL_LIMIT
+    if big.any():
+        too_large[np.unique(cell_target[big])] = True
+    sorted_target = not_decimal | too_large
+    by_sort = sorted_target[cols]
+    if not by_sort.all():
+        whole = ~by_sort
+        out += np.bincount(cells[whole], weights=micro[whole], minlength=size) / DECIMAL_SCALE
+    if by_sort.any():
+        cs, vs = cells[by_sort], vals[by_sort]
+        order = np.lexsort((vs, cs))
+        out += np.bincount(cs[order], weights=vs[order], minlength=size)
+    return out
+
+
 def case_matrix(
     run: Run, target_codes: Sequence[int], *, pass_threshold: float = DEFAULT_PASS_THRESHOLD
 ) -> CaseMatrix:
     """Average each (test id, target) group of ``run`` for the targets given by code.
 
     Rows are test ids in order of first appearance among those targets' records;
-    columns follow ``target_codes``.
+    columns follow ``target_codes``. A run read already grouped (``run.totals``) gives
+    the same cases from its totals.
     """
     import numpy as np
 
+    if run.totals is not None:
+        return _grouped_matrix(run, run.totals, target_codes, pass_threshold)
     k = len(target_codes)
     col_of = np.full(len(run.targets), -1, dtype=np.int64)
     col_of[np.asarray(target_codes, dtype=np.int64)] = np.arange(k, dtype=np.int64)
@@ -224,11 +288,9 @@ def case_matrix(
         ok = only & ~np.isnan(values)
         if not ok.any():  # a figure no record gives (cost, tokens, ...)
             return np.full((n, k), np.nan)
-        sums = np.bincount(cell, weights=np.where(ok, values, 0.0), minlength=size)
+        sums = sum_by_cell(values, ok, cell, size, cols, k)
         counts = np.bincount(cell, weights=ok, minlength=size)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out: FloatArray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-        return out.reshape(n, k)
+        return _means(sums, counts).reshape(n, k)
 
     attempts = np.bincount(cell, minlength=size).astype(np.int64).reshape(n, k)
     valid = np.bincount(cell, weights=ran_f, minlength=size).astype(np.int64).reshape(n, k)
@@ -264,6 +326,81 @@ def case_matrix(
         input_hash=input_hash.reshape(n, k),
         first_record=first_record.reshape(n, k),
         scorers={name: mean(col[selected], ran) for name, col in run.scorer_scores.items()},
+    )
+
+
+def _means(sums: FloatArray, counts: Any) -> FloatArray:
+    """``sums / counts``, NaN where nothing was counted."""
+    import numpy as np
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return out
+
+
+#: The measured columns of :class:`~evaldelta.model.CaseTotals` and of :class:`Cases`.
+MEASURES = ("latency_ms", "cost_usd", "input_tokens", "output_tokens")
+
+
+def _grouped_matrix(
+    run: Run, totals: CaseTotals, target_codes: Sequence[int], pass_threshold: float
+) -> CaseMatrix:
+    """:func:`case_matrix` of a run read already grouped: each row is one cell."""
+    import numpy as np
+
+    from evaldelta.errors import UsageError
+
+    if abs(totals.pass_threshold - pass_threshold) > 0:
+        raise UsageError(
+            f"{run.source} was grouped at a pass threshold of {totals.pass_threshold:g}, "
+            f"not {pass_threshold:g}; load it again with that threshold"
+        )
+    k = len(target_codes)
+    col_of = np.full(len(run.targets), -1, dtype=np.int64)
+    col_of[np.asarray(target_codes, dtype=np.int64)] = np.arange(k, dtype=np.int64)
+    selected = np.flatnonzero(col_of[run.target_index] >= 0)
+    tests = run.test_index[selected]
+    cols = col_of[run.target_index[selected]]
+    # A test's place: the first of its records among the targets chosen.
+    where = np.full(len(run.test_ids), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(where, tests, totals.first[selected])
+    used = np.flatnonzero(where < np.iinfo(np.int64).max)
+    order = np.argsort(where[used], kind="stable")
+    rank = np.full(len(run.test_ids), -1, dtype=np.int64)
+    rank[used[order]] = np.arange(len(used), dtype=np.int64)
+    n = len(used)
+    size = n * k
+    cell = rank[tests] * k + cols
+
+    def placed(values: Any, fill: Any, dtype: Any) -> Any:
+        out = np.full(size, fill, dtype=dtype)
+        out[cell] = values[selected]
+        return out.reshape(n, k)
+
+    def mean(name: str) -> FloatArray:
+        if name not in totals.sums:
+            return np.full((n, k), np.nan)
+        counts = placed(totals.counts[name], 0, np.int64)
+        return _means(placed(totals.sums[name], 0.0, np.float64), counts)
+
+    return CaseMatrix(
+        source=run.source,
+        targets=[run.targets[c] for c in target_codes],
+        test_ids=list(map(run.test_ids.__getitem__, used[order].tolist())),
+        score=mean("score"),
+        attempts=placed(totals.attempts, 0, np.int64),
+        errors=placed(totals.errors, 0, np.int64),
+        valid=placed(totals.valid, 0, np.int64),
+        infra=placed(totals.infra, 0, np.int64),
+        passes=placed(totals.passes, 0, np.int64),
+        latency_ms=mean("latency_ms"),
+        cost_usd=mean("cost_usd"),
+        input_tokens=mean("input_tokens"),
+        output_tokens=mean("output_tokens"),
+        safety=placed(totals.safety, False, np.bool_),
+        input_hash=placed(run.input_hash, 0, np.int64),
+        first_record=placed(np.arange(len(run), dtype=np.int64), -1, np.int64),
+        scorers={name: mean(f"scorer:{name}") for name in run.scorer_scores},
     )
 
 
