@@ -9,7 +9,7 @@ or none at all: each record is checked in SQL against what the plain path accept
 JSON type of every field read, finite numbers, no field that only the general reader
 knows), and anything else, as well as any error DuckDB raises (a line that is not one
 JSON object, invalid UTF-8, a key given twice ...), sends the file to the plain path,
-which reads it or names what is wrong by file and line (:class:`Fallback`). Sums over a
+which reads it or names what is wrong by file and line (:class:`FallbackError`). Sums over a
 case's attempts are taken as :func:`evaldelta.pairing._cases.sum_by_cell` takes them,
 whatever the order DuckDB's threads add in.
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from evaldelta.model import Run
 
-__all__ = ["ENGINE", "Engine", "Fallback", "connect", "grouped_jsonl", "large"]
+__all__ = ["ENGINE", "Engine", "FallbackError", "connect", "grouped_jsonl", "large"]
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Engine:
 ENGINE = Engine()
 
 
-class Fallback(Exception):
+class FallbackError(Exception):
     """The DuckDB path cannot give exactly what the plain path gives: read the file the
     plain way (which reads it, or names what is wrong with it by line)."""
 
@@ -67,7 +67,9 @@ def connect() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB, imported now: nothing else in evaldelta imports it."""
     import duckdb
 
-    return duckdb.connect(":memory:", config={"preserve_insertion_order": True})
+    con = duckdb.connect(":memory:", config={"preserve_insertion_order": True})
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def _quote(text: str) -> str:
@@ -126,6 +128,9 @@ _JSONL_COLUMNS = {
     "passed": "JSON",
     "attempt": "JSON",
     "latency_ms": "JSON",
+    "category": "JSON",
+    "input": "JSON",
+    "timestamp": "JSON",
     "duration_ms": "JSON",
     "wait_ms": "JSON",
     "token_usage": _USAGE,
@@ -137,9 +142,6 @@ _JSONL_COLUMNS = {
     "error_kind": "JSON",
     "execution_status": "JSON",
     "safety_failure": "JSON",
-    "category": "JSON",
-    "input": "JSON",
-    "timestamp": "JSON",
 }
 #: Fields that only the general reader knows what to make of: any value sends the file
 #: to the plain path.
@@ -154,44 +156,50 @@ _GENERAL_ONLY = (
     "sequential",
     "run_finished_at",
 )
-_NUMBERS = (
-    "score",
-    "latency_ms",
-    "duration_ms",
-    "wait_ms",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "trace.duration_ms",
-    "trace.latency_ms",
-    "trace.cost_usd",
-    *(
-        f"{usage}.{name}"
-        for usage in ("token_usage", "trace.token_usage")
-        for name in (
-            "input",
-            "output",
-            "input_tokens",
-            "output_tokens",
-            "prompt_tokens",
-            "completion_tokens",
-        )
-    ),
-)
-
-
-def _usage_tokens(names: tuple[str, ...]) -> str:
-    usage = "coalesce(token_usage, trace.token_usage)"
-    return "coalesce(" + ", ".join(_number(f"{usage}.{n}") for n in names) + ")"
+#: Optional fields, by group: a query reads only the groups the file's first records
+#: have, and notes any record that has another (it is then read again, with it).
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "errors": ("error", "error_kind", "execution_status"),
+    "duration": ("duration_ms",),
+    "wait": ("wait_ms",),
+    "tokens": ("input_tokens", "output_tokens", "token_usage"),
+    "cost": ("cost_usd",),
+    "trace": ("trace",),
+    "safety": ("safety_failure",),
+}
+_TOKEN_NAMES = ("input", "output", "input_tokens", "output_tokens", "prompt_tokens",
+                "completion_tokens")  # fmt: skip
+#: The bits of a record's ``mask``: what sends the file to the plain path, what makes
+#: the query run again, and, from bit 16 on, each measured column's value that is not a
+#: multiple of 1e-6 (see :func:`evaldelta.pairing._cases.sum_by_cell`).
+_WRONG = 1
+_GENERAL = 2
+_UNKNOWN_SCORER = 4
+_GROUP_BIT = {name: 8 << i for i, name in enumerate(_GROUPS)}
+_MEASURE_SHIFT = 16
+_MAX_MEASURES = 46
 
 
 @dataclass
 class _Plan:
-    """What one query asks for: the scorers (in order of first appearance) and the
-    measured columns whose sums are taken in ascending order (see ``sum_by_cell``)."""
+    """What one query reads: the optional groups of fields, the scorers (in order of
+    first appearance), and the measured columns whose sums are taken in ascending order
+    (see ``sum_by_cell``)."""
 
+    groups: set[str]
     scorers: list[str]
     sorted_sums: set[str] = field(default_factory=set)
+
+    def measures(self) -> dict[str, str]:
+        """Measured column -> the column of the records that holds it."""
+        out = {"score": "score", "latency_ms": "net_latency"}
+        if "cost" in self.groups or "trace" in self.groups:
+            out["cost_usd"] = "cost_usd"
+        if "tokens" in self.groups or "trace" in self.groups:
+            out["input_tokens"] = "input_tokens"
+            out["output_tokens"] = "output_tokens"
+        out.update({f"scorer:{s}": f"s{i}" for i, s in enumerate(self.scorers)})
+        return out
 
 
 def _jsonl_source(path: Path, gzip: bool) -> str:
@@ -202,93 +210,156 @@ def _jsonl_source(path: Path, gzip: bool) -> str:
     return (
         f"read_json({_quote(str(path))}, format='newline_delimited', records=true, "
         f"compression={_quote('gzip' if gzip else 'none')}, "
-        f"maximum_object_size={min(LIMITS.line_bytes + 1, 2**31 - 1)}, columns={{{spec}}})"
+        f"maximum_object_size={_max_line()}, columns={{{spec}}})"
     )
+
+
+#: The longest line DuckDB reads (its buffers are this large, per thread): a longer one
+#: is an error, and the plain path reads the file (up to ``LIMITS.line_bytes``).
+MAX_LINE = 16 * 2**20
+
+
+def _max_line() -> int:
+    return min(LIMITS.line_bytes + 1, MAX_LINE)
+
+
+def _any(conditions: Iterable[str]) -> str:
+    found = [f"({c})" for c in conditions]
+    return " OR ".join(found) if found else "false"
 
 
 def _jsonl_records(source: str, plan: _Plan) -> str:
     """The records of an agentv JSONL file in the common model's columns, one row each,
-    with ``bad`` > 0 where a record needs the plain path."""
+    with the ``mask`` of what each needs (see ``_WRONG`` and the other bits)."""
+    groups = plan.groups
+    numbers = ["score", "latency_ms"]
+    if "duration" in groups:
+        numbers.append("duration_ms")
+    if "wait" in groups:
+        numbers.append("wait_ms")
+    if "cost" in groups:
+        numbers.append("cost_usd")
+    if "tokens" in groups:
+        numbers += ["input_tokens", "output_tokens", *(f"token_usage.{n}" for n in _TOKEN_NAMES)]
+    if "trace" in groups:
+        numbers += ["trace.duration_ms", "trace.latency_ms", "trace.cost_usd",
+                    *(f"trace.token_usage.{n}" for n in _TOKEN_NAMES)]  # fmt: skip
+    scorer_json = [f"scores[{_quote(s)}]" for s in plan.scorers]
     known = " + ".join(f"map_contains(scores, {_quote(s)})::INT" for s in plan.scorers) or "0"
-    checks = [
+    wrong = [
         "test_id IS NULL OR ascii(test_id) <> 34 OR test_id = '\"\"'",
         f"NOT {_is_string('target')} OR target = '\"\"'",
-        *(f"NOT {_is_number(n)}" for n in _NUMBERS),
+        *(f"NOT {_is_number(n)}" for n in [*numbers, *scorer_json]),
         f"NOT {_is_bool('passed')}",
         f"NOT {_is_int('attempt')}",
-        f"NOT {_is_string('error_kind')}",
-        f"NOT {_is_string('execution_status')}",
         f"NOT {_is_string('category')}",
         f"NOT {_is_string('timestamp')}",
-        "safety_failure IS NOT NULL AND safety_failure NOT IN ('true', 'false') "
-        f"AND NOT {_DIGIT.format('safety_failure')}",
-        f"scores IS NOT NULL AND cardinality(scores) <> {known}",
-        "scores IS NOT NULL AND "
-        f"NOT list_bool_and(list_transform(map_values(scores), lambda v: {_is_number('v')}))",
-        *(f"{name} IS NOT NULL" for name in _GENERAL_ONLY),
     ]
-    status = "lower(execution_status ->> '$')"
-    kind = "(error_kind ->> '$')"
-    scorer_values = [_number(f"scores[{_quote(s)}]") for s in plan.scorers]
-    any_scorer = " OR ".join(f"{v} IS NOT NULL" for v in scorer_values) or "false"
+    if "errors" in groups:
+        wrong += [f"NOT {_is_string('error_kind')}", f"NOT {_is_string('execution_status')}"]
+    if "safety" in groups:
+        wrong.append(
+            "safety_failure IS NOT NULL AND safety_failure NOT IN ('true', 'false') "
+            f"AND NOT {_DIGIT.format('safety_failure')}"
+        )
+    bits = [
+        f"CASE WHEN {_any(wrong)} THEN {_WRONG} ELSE 0 END",
+        f"CASE WHEN {_any(f'{n} IS NOT NULL' for n in _GENERAL_ONLY)} THEN {_GENERAL} ELSE 0 END",
+        f"CASE WHEN scores IS NOT NULL AND cardinality(scores) <> {known} "
+        f"THEN {_UNKNOWN_SCORER} ELSE 0 END",
+        *(
+            f"CASE WHEN {_any(f'{n} IS NOT NULL' for n in fields)} THEN {_GROUP_BIT[g]} ELSE 0 END"
+            for g, fields in _GROUPS.items()
+            if g not in groups
+        ),
+    ]
+    if "errors" in groups:
+        status = "lower(execution_status ->> '$')"
+        kind = "(error_kind ->> '$')"
+        is_error = (
+            "(error IS NOT NULL AND error NOT IN ('false', '\"\"', '{}', '[]')) "
+            f"OR coalesce({status} IN {_in(ERROR_STATUSES)}, false)"
+        )
+        infra = (
+            f"CASE WHEN {kind} IS NOT NULL THEN lower({kind}) = 'infra' "
+            f"ELSE coalesce({status} IN {_in(INFRA_STATUSES)}, false) END"
+        )
+    else:
+        is_error = infra = "false"
+    latency = ["latency_ms"] + (["duration_ms"] if "duration" in groups else [])
+    latency += ["trace.duration_ms", "trace.latency_ms"] if "trace" in groups else []
+    usage = "coalesce(token_usage, trace.token_usage)" if "trace" in groups else "token_usage"
+
+    def tokens(own: str, names: tuple[str, ...]) -> str:
+        if "tokens" not in groups and "trace" not in groups:
+            return "NULL::DOUBLE"
+        parts = [own] if "tokens" in groups else []
+        return (
+            "coalesce("
+            + ", ".join([*(_number(p) for p in parts), *(_number(f"{usage}.{n}") for n in names)])
+            + ")"
+        )
+
+    cost = ["cost_usd"] if "cost" in groups else []
+    cost += ["trace.cost_usd"] if "trace" in groups else []
+    safety = (
+        "coalesce(safety_failure = 'true' OR "
+        f"({_DIGIT.format('safety_failure')} AND {_number('safety_failure')} <> 0), false)"
+        if "safety" in groups
+        else "false"
+    )
+    any_scorer = " OR ".join(f"{j} IS NOT NULL" for j in scorer_json) or "false"
     return f"""
         SELECT
             {_string("test_id")} AS test_id,
             {_string("target")} AS target,
-            row_number() OVER () AS rn,
+            hash(test_id, target) AS cell,
             {_number("score")} AS raw_score,
             passed = 'true' AS passed,
-            (error IS NOT NULL AND error NOT IN ('false', '""', '{{}}', '[]'))
-                OR coalesce({status} IN {_in(ERROR_STATUSES)}, false) AS is_error,
-            CASE WHEN {kind} IS NOT NULL THEN lower({kind}) = 'infra'
-                 ELSE coalesce({status} IN {_in(INFRA_STATUSES)}, false) END AS infra,
-            coalesce({_number("latency_ms")}, {_number("duration_ms")},
-                     {_number("trace.duration_ms")}, {_number("trace.latency_ms")}) AS latency,
-            {_number("wait_ms")} AS wait,
-            coalesce({_number("cost_usd")}, {_number("trace.cost_usd")}) AS cost_usd,
-            coalesce({_number("input_tokens")},
-                     {_usage_tokens(("input", "input_tokens", "prompt_tokens"))}) AS input_tokens,
-            coalesce({_number("output_tokens")},
-                     {_usage_tokens(("output", "output_tokens", "completion_tokens"))})
+            {is_error} AS is_error,
+            {infra} AS infra,
+            coalesce({", ".join(_number(n) for n in latency)}) AS latency,
+            {_number("wait_ms") if "wait" in groups else "NULL::DOUBLE"} AS wait,
+            {"coalesce(" + ", ".join(_number(c) for c in cost) + ")" if cost else "NULL::DOUBLE"}
+                AS cost_usd,
+            {tokens("input_tokens", ("input", "input_tokens", "prompt_tokens"))} AS input_tokens,
+            {tokens("output_tokens", ("output", "output_tokens", "completion_tokens"))}
                 AS output_tokens,
-            coalesce(safety_failure = 'true'
-                     OR (ascii(safety_failure) BETWEEN 48 AND 57 OR ascii(safety_failure) = 45)
-                        AND {_number("safety_failure")} <> 0, false) AS safety,
+            {safety} AS safety,
             {_string("category")} AS category,
             input,
             {_string("timestamp")} AS stamp,
             {any_scorer} AS any_scorer,
-            {", ".join(f"{v} AS s{i}" for i, v in enumerate(scorer_values)) or "NULL AS s_none"},
-            ({" OR ".join(f"({c})" for c in checks)})::INT AS bad
+            {", ".join(f"{_number(j)} AS s{i}" for i, j in enumerate(scorer_json)) or "NULL AS s_"},
+            {" | ".join(bits)} AS mask
         FROM {source}
     """
 
 
 def _grouped_query(records: str, plan: _Plan) -> str:
     """Per (test id, target): counts, firsts and the sums of every measured column."""
-    measures = {
-        "score": "score",
-        "latency_ms": "net_latency",
-        "cost_usd": "cost_usd",
-        "input_tokens": "input_tokens",
-        "output_tokens": "output_tokens",
-        **{f"scorer:{s}": f"s{i}" for i, s in enumerate(plan.scorers)},
-    }
+    measures = plan.measures()
     parts = []
+    decimal_bits = []
     for i, (name, column) in enumerate(measures.items()):
         ok = f"NOT infra AND {column} IS NOT NULL"
-        micro = f"round({column} * 1e6)"
         parts += [
-            f"sum({micro}) FILTER (WHERE {ok}) AS m{i}_micro",
-            f"count(*) FILTER (WHERE {ok}) AS m{i}_n",
-            f"bool_and({micro} / 1e6 = {column}) FILTER (WHERE {ok}) AS m{i}_dec",
-            f"sum(abs({micro})) FILTER (WHERE {ok}) AS m{i}_mag",
+            f"sum(round({column} * 1e6)) FILTER (WHERE {ok}) AS m{i}_micro",
+            f"count({column}) FILTER (WHERE NOT infra) AS m{i}_n",
         ]
+        decimal_bits.append(
+            f"CASE WHEN {ok} AND NOT (round({column} * 1e6) / 1e6 = {column} "
+            f"AND abs({column}) <= 1e8) THEN {1 << (_MEASURE_SHIFT + i)} ELSE 0 END"
+        )
         if name in plan.sorted_sums:
             parts.append(f"list_sum(list_sort(list({column}) FILTER (WHERE {ok}))) AS m{i}_sorted")
+    finite = " + ".join(
+        f"coalesce({c}, 0)" for c in ("latency", "wait", "cost_usd", "input_tokens",
+                                      "output_tokens", *(f"s{i}" for i in range(len(plan.scorers))))
+    )  # fmt: skip
     return f"""
-        WITH raw AS ({records}),
-        records AS (
+        WITH raw AS NOT MATERIALIZED ({records}),
+        records AS NOT MATERIALIZED (
             SELECT *,
                 CASE WHEN raw_score IS NOT NULL THEN raw_score
                      WHEN is_error AND NOT any_scorer THEN 0.0 END AS score,
@@ -298,7 +369,8 @@ def _grouped_query(records: str, plan: _Plan) -> str:
         )
         SELECT
             test_id, target,
-            min(rn) AS first,
+            min(cell) AS cell,
+            max(cell) AS cell_max,
             count(*) AS attempts,
             count(*) FILTER (WHERE NOT infra) AS valid,
             count(*) FILTER (WHERE is_error) AS errors,
@@ -306,64 +378,89 @@ def _grouped_query(records: str, plan: _Plan) -> str:
             count(*) FILTER (WHERE NOT infra AND coalesce(passed, score >= $threshold))
                 AS passes,
             bool_or(safety) AS safety,
-            arg_min(category, rn) AS category,
-            max(category) AS any_category,
-            arg_min(input, rn) AS input,
+            min(category) AS category,
+            max(category) AS category_max,
+            min(category) AS category_low,
+            max(category) AS category_high,
+            count(category) AS category_n,
+            any_value(input) AS input,
+            min(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_low,
+            max(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_high,
+            count(input) AS input_n,
             min(stamp) FILTER (WHERE stamp <> '') AS started,
             max(stamp) FILTER (WHERE stamp <> '') AS finished,
-            sum(bad) + count(*) FILTER (WHERE score IS NULL OR NOT isfinite(score)
-                OR abs(score) > 1e12 OR NOT isfinite(coalesce(latency, 0) + coalesce(wait, 0)
-                + coalesce(cost_usd, 0) + coalesce(input_tokens, 0)
-                + coalesce(output_tokens, 0))) AS bad,
+            bit_or(mask | {" | ".join(decimal_bits)} | CASE WHEN score IS NULL
+                OR NOT isfinite(score) OR abs(score) > 1e12 OR NOT isfinite({finite})
+                THEN {_WRONG} ELSE 0 END) AS mask,
             {", ".join(parts)}
         FROM records
         GROUP BY test_id, target
-        ORDER BY first
     """
 
 
-def _measure_names(plan: _Plan) -> list[str]:
-    return [
-        "score",
-        "latency_ms",
-        "cost_usd",
-        "input_tokens",
-        "output_tokens",
-        *(f"scorer:{s}" for s in plan.scorers),
-    ]
+def _order_query(source: str) -> str:
+    """The cell of every record, in the order of the file: where each case first
+    appears, without a window over the records (which would read the file on one
+    thread)."""
+    return f"SELECT hash(test_id, target) AS cell FROM {source}"
+
+
+def _firsts_query(source: str) -> str:
+    """The category and input of each case's first record, for a file whose attempts
+    of one case do not all agree on them (read in order, so on one thread)."""
+    return f"""
+        SELECT {_string("test_id")} AS test_id, {_string("target")} AS target,
+               arg_min(category ->> '$', ordinality) AS category,
+               arg_min(input, ordinality) AS input
+        FROM {source} WITH ORDINALITY
+        GROUP BY ALL
+    """
 
 
 def grouped_jsonl(path: Path, head: bytes, pass_threshold: float, *, gzip: bool) -> Run:
     """The run of a large agentv JSONL file, grouped per case and target in SQL.
 
     Raises:
-        Fallback: the plain path must read the file (see the module's docstring).
+        FallbackError: the plain path must read the file (see the module's docstring).
     """
     import duckdb
 
-    plan = _Plan(scorers=_head_scorers(head), sorted_sums=_head_sorted(head))
+    records = _head_records(head)
+    plan = _Plan(
+        groups={g for g, fields in _GROUPS.items() if _head_has(records, fields)},
+        scorers=_head_scorers(records),
+        sorted_sums=_head_sorted(records),
+    )
     source = _jsonl_source(path, gzip)
     con = connect()
     try:
-        for _ in range(3):
+        for _ in range(4):
             try:
-                return _grouped_run(con, source, _jsonl_records(source, plan), plan, path,
-                                    pass_threshold)
-            except _Replan as again:
-                if again.scorers is not None:
-                    plan.scorers = again.scorers
+                return _grouped_run(
+                    con, source, _jsonl_records(source, plan), plan, path, pass_threshold
+                )
+            except _ReplanError as again:
+                plan.groups |= again.groups
+                plan.scorers = again.scorers or plan.scorers
                 plan.sorted_sums |= again.sorted_sums
-        raise Fallback("the plan did not settle")
+        raise FallbackError("the plan did not settle")
     except duckdb.Error as exc:
-        raise Fallback(str(exc)) from exc
+        raise FallbackError(str(exc)) from exc
     finally:
         con.close()
 
 
-class _Replan(Exception):
-    """The query must run again: with these scorers, or these columns' sums sorted."""
+class _ReplanError(Exception):
+    """The query must run again: with more groups of fields, other scorers, or these
+    columns' sums sorted."""
 
-    def __init__(self, scorers: list[str] | None = None, sorted_sums: set[str] | None = None):
+    def __init__(
+        self,
+        groups: set[str] | None = None,
+        scorers: list[str] | None = None,
+        sorted_sums: set[str] | None = None,
+    ) -> None:
+        self.groups = groups or set()
         self.scorers = scorers
         self.sorted_sums = sorted_sums or set()
 
@@ -379,36 +476,44 @@ def _grouped_run(
     import numpy as np
 
     from evaldelta.model import CaseTotals, Run
-    from evaldelta.pairing._cases import DECIMAL_LIMIT, DECIMAL_SCALE
+    from evaldelta.pairing._cases import DECIMAL_MAX_COUNT, DECIMAL_SCALE
 
+    measures = plan.measures()
+    if len(measures) > _MAX_MEASURES:
+        raise FallbackError("more scorers than one query sums")
     threshold = pass_threshold - 1e-12
     cols = con.execute(_grouped_query(records, plan), {"threshold": threshold}).fetchnumpy()
     if not len(cols["test_id"]):
-        raise Fallback("no records")
-    if int(np.asarray(cols["bad"]).sum()):
-        found = _all_scorers(con, source)
-        if set(found) - set(plan.scorers):
-            raise _Replan(scorers=found)
-        raise Fallback("records the plain path must read")
-    names = _measure_names(plan)
+        raise FallbackError("no records")
+    masks = np.asarray(cols["mask"], dtype=np.int64)
+    seen = int(np.bitwise_or.reduce(masks))
+    if seen & (_WRONG | _GENERAL):
+        raise FallbackError("records the plain path must read")
+    missing = {g for g, bit in _GROUP_BIT.items() if seen & bit}
+    if seen & _UNKNOWN_SCORER or missing:
+        scorers = _all_scorers(con, source) if seen & _UNKNOWN_SCORER else None
+        raise _ReplanError(groups=missing, scorers=scorers)
+    first = _first_positions(con, source, cols)
+    order = np.argsort(first, kind="stable")
+    cols = {name: values[order] for name, values in cols.items()}
+    first = first[order]
+    _settle_firsts(con, source, cols)
     target_col = _strings(cols["target"])
     target_names = list(dict.fromkeys(target_col))
     if None in target_names and len(target_names) > 1:
-        raise Fallback("records without a target beside targets")
+        raise FallbackError("records without a target beside targets")
     target_of = {t: i for i, t in enumerate(target_names)}
     target_index = np.fromiter(map(target_of.__getitem__, target_col), np.int64, len(target_col))
     sums: dict[str, Any] = {}
     counts: dict[str, Any] = {}
     resort: set[str] = set()
     k = len(target_names)
-    for i, name in enumerate(names):
+    for i, name in enumerate(measures):
         n = np.asarray(cols[f"m{i}_n"], dtype=np.int64)
-        decimal = _filled(cols[f"m{i}_dec"], True, np.bool_)
-        magnitude = _filled(cols[f"m{i}_mag"], 0.0, np.float64)
-        bad_target = np.bincount(
-            target_index, weights=(~decimal | (magnitude >= DECIMAL_LIMIT)) & (n > 0), minlength=k
-        )
-        by_sort = (bad_target > 0)[target_index]
+        # Per target, as sum_by_cell decides: values not multiples of 1e-6 (or too
+        # large), or a cell with too many of them, and its sums are taken in order.
+        odd = ((masks >> (_MEASURE_SHIFT + i)) & 1).astype(np.bool_) | (n > DECIMAL_MAX_COUNT)
+        by_sort = (np.bincount(target_index, weights=odd, minlength=k) > 0)[target_index]
         total = _filled(cols[f"m{i}_micro"], 0.0, np.float64) / DECIMAL_SCALE
         if by_sort.any():
             if name not in plan.sorted_sums:
@@ -419,21 +524,23 @@ def _grouped_run(
         sums[name] = total
         counts[name] = n
     if resort:
-        raise _Replan(sorted_sums=resort)
+        raise _ReplanError(sorted_sums=resort)
 
     test_col = _strings(cols["test_id"])
     if any(not t.strip() for t in set(test_col)):
-        raise Fallback("a test id of white space only")
+        raise FallbackError("a test id of white space only")
     test_ids = list(dict.fromkeys(test_col))
     test_of = {t: i for i, t in enumerate(test_ids)}
     test_index = np.fromiter(map(test_of.__getitem__, test_col), np.int64, len(test_col))
     firsts = _strings(cols["category"])
-    anys = _strings(cols["any_category"])
+    anys = _strings(cols["category_max"])
     categories = list(dict.fromkeys(c for c in firsts if c is not None))
     category_of = {c: i for i, c in enumerate(categories)}
     category_index = np.asarray([category_of.get(c, -1) for c in firsts], dtype=np.int64)
     # A category on later records only: the run has categories all the same.
-    categories += [c for c in dict.fromkeys(a for a in anys if a is not None) if c not in category_of]
+    categories += [
+        c for c in dict.fromkeys(a for a in anys if a is not None) if c not in category_of
+    ]
     rows = len(test_col)
     nan = np.full(rows, np.nan)
     scores = sums["score"] / np.maximum(counts["score"], 1)
@@ -441,7 +548,7 @@ def _grouped_run(
     finished = [s for s in _strings(cols["finished"]) if s is not None]
     totals = CaseTotals(
         pass_threshold=pass_threshold,
-        first=np.asarray(cols["first"], dtype=np.int64),
+        first=first,
         attempts=np.asarray(cols["attempts"], dtype=np.int64),
         valid=np.asarray(cols["valid"], dtype=np.int64),
         errors=np.asarray(cols["errors"], dtype=np.int64),
@@ -484,6 +591,52 @@ def _grouped_run(
         lines=None,
         totals=totals,
     )
+
+
+def _first_positions(con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, Any]) -> Any:
+    """Where each cell's first record is in the file, from the cells of the records in
+    the order of the file (a 64-bit hash of the test id and target each)."""
+    import numpy as np
+
+    cells = np.asarray(cols["cell"], dtype=np.uint64)
+    if (cells != np.asarray(cols["cell_max"], dtype=np.uint64)).any():
+        raise FallbackError("one case's records disagree on its key")
+    stream = con.execute(_order_query(source)).fetchnumpy()["cell"]
+    keys, first = np.unique(np.asarray(stream, dtype=np.uint64), return_index=True)
+    if keys.shape[0] != cells.shape[0]:
+        raise FallbackError("two cases share a key")  # a hash collision: never in practice
+    where = np.searchsorted(keys, cells)
+    if (where >= keys.shape[0]).any() or (
+        keys[np.minimum(where, keys.shape[0] - 1)] != cells
+    ).any():
+        raise FallbackError("a case without records")
+    out: Any = first[where].astype(np.int64)
+    return out
+
+
+def _settle_firsts(con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, Any]) -> None:
+    """Each case's category and input as its first record has them: the one value its
+    records agree on (every record has it, or none does), else read in order."""
+    import numpy as np
+
+    attempts = np.asarray(cols["attempts"], dtype=np.int64)
+    agree = np.ones(attempts.shape[0], dtype=np.bool_)
+    for name in ("category", "input"):
+        n = np.asarray(cols[f"{name}_n"], dtype=np.int64)
+        # (Never iterate a masked array: each element costs microseconds.)
+        low, high = np.ma.getdata(cols[f"{name}_low"]), np.ma.getdata(cols[f"{name}_high"])
+        same = np.asarray(low == high, dtype=np.bool_)
+        agree &= (n == 0) | ((n == attempts) & same)
+    if agree.all():
+        return
+    rows = con.execute(_firsts_query(source)).fetchall()
+    found = {(t, g): (c, i) for t, g, c, i in rows}
+    tests, targets = _strings(cols["test_id"]), _strings(cols["target"])
+    category, inputs = _strings(cols["category"]), _strings(cols["input"])
+    for r in np.flatnonzero(~agree).tolist():
+        category[r], inputs[r] = found[(tests[r], targets[r])]
+    cols["category"] = np.asarray(category, dtype=object)
+    cols["input"] = np.asarray(inputs, dtype=object)
 
 
 def _filled(values: Any, fill: Any, dtype: Any) -> Any:
@@ -534,7 +687,7 @@ def _all_scorers(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
         SELECT name FROM (
             SELECT unnest(map_keys(scores)) AS name,
                    unnest(generate_series(1, cardinality(scores))) AS place, rn
-            FROM (SELECT scores, row_number() OVER () AS rn FROM {source})
+            FROM (SELECT scores, ordinality AS rn FROM {source} WITH ORDINALITY)
             WHERE scores IS NOT NULL)
         GROUP BY name ORDER BY min(rn * 100000 + place)
         """
@@ -557,17 +710,22 @@ def _head_records(head: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def _head_scorers(head: bytes) -> list[str]:
-    """The scorers named in the file's first records, in order of first appearance."""
+def _head_has(records: list[dict[str, Any]], fields: Iterable[str]) -> bool:
+    """Whether one of the first records has a value for one of ``fields``."""
+    return any(record.get(f) is not None for record in records for f in fields)
+
+
+def _head_scorers(records: list[dict[str, Any]]) -> list[str]:
+    """The scorers named in the first records, in order of first appearance."""
     names: dict[str, None] = {}
-    for record in _head_records(head):
+    for record in records:
         scores = record.get("scores")
         if isinstance(scores, dict):
             names.update(dict.fromkeys(scores))
     return list(names)
 
 
-def _head_sorted(head: bytes) -> set[str]:
+def _head_sorted(records: list[dict[str, Any]]) -> set[str]:
     """The measured columns whose first values are not all multiples of 1e-6: their
     sums are taken in ascending order from the first query on."""
     from evaldelta.pairing._cases import DECIMAL_SCALE
@@ -578,7 +736,7 @@ def _head_sorted(head: bytes) -> set[str]:
         return round(value * DECIMAL_SCALE) / DECIMAL_SCALE == value
 
     out: set[str] = set()
-    for record in _head_records(head):
+    for record in records:
         for name in ("score", "latency_ms", "wait_ms", "cost_usd", "input_tokens", "output_tokens"):
             if not decimal(record.get(name)):
                 out.add("latency_ms" if name == "wait_ms" else name)

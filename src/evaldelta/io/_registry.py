@@ -165,7 +165,7 @@ def _read_grouped(file: Path, head: bytes, pass_threshold: float) -> Run | None:
     check_repeated_keys_head(str(file), head)
     try:
         return _duckdb.grouped_jsonl(file, head, pass_threshold, gzip=gzip)
-    except _duckdb.Fallback:
+    except _duckdb.FallbackError:
         return None
 
 

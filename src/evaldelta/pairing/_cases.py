@@ -183,20 +183,24 @@ def infra_mask(run: Run) -> BoolArray:
 
 #: A column's values are added up exactly, in integers of 1e-6, when every value is a
 #: multiple of 1e-6 (0/1 scores, scores on a grid, milliseconds, tokens, dollars to the
-#: micro-dollar) and no case's total reaches 2**52 of them: the sum is then the same
-#: whatever the order. Any other column is added up in ascending order within each case.
-#: Both are exact definitions that a reader grouping in SQL computes identically (see
-#: :func:`sum_by_cell`).
+#: micro-dollar) of at most 1e8 and no case has more than 45 of them: the sum of their
+#: micro-units stays below 2**52, so it is the same whatever the order. Any other column
+#: is added up in ascending order within each case. Both are exact definitions that a
+#: reader grouping in SQL computes identically (see :func:`sum_by_cell`).
 DECIMAL_SCALE = 1e6
-DECIMAL_LIMIT = 2.0**52
+DECIMAL_MAX_VALUE = 1e8
+DECIMAL_MAX_COUNT = 45
 
 
 def decimal_values(values: FloatArray) -> BoolArray:
-    """Whether each value is a multiple of 1e-6 (``round(x * 1e6) / 1e6 == x``)."""
+    """Whether each value is a multiple of 1e-6 (``round(x * 1e6) / 1e6 == x``) of at
+    most 1e8."""
     import numpy as np
 
     with np.errstate(invalid="ignore", over="ignore"):
-        out: BoolArray = np.round(values * DECIMAL_SCALE) / DECIMAL_SCALE == values
+        out: BoolArray = (np.round(values * DECIMAL_SCALE) / DECIMAL_SCALE == values) & (
+            np.abs(values) <= DECIMAL_MAX_VALUE
+        )
     return out
 
 
@@ -208,9 +212,9 @@ def sum_by_cell(
     in any order, gets the very same floats).
 
     Per target (``targets``: its column of each value, ``k`` of them): when every value
-    it has is a multiple of 1e-6 and no cell's total of them in micro-units reaches 2**52,
-    the micro-units are added as integers (exact) and divided by 1e6; else the values
-    of each cell are added one by one in ascending order.
+    it has is a multiple of 1e-6 of at most 1e8 and no cell has more than 45 values, the
+    micro-units are added as integers (exact) and divided by 1e6; else the values of each
+    cell are added one by one in ascending order.
     """
     import numpy as np
 
@@ -218,27 +222,35 @@ def sum_by_cell(
     if not ok.any():
         return out
     vals, cells, cols = values[ok], cell[ok], targets[ok]
-    with np.errstate(invalid="ignore", over="ignore"):
-        micro = np.round(vals * DECIMAL_SCALE)
-    exact = decimal_values(vals)
-    # Per target: every value a multiple of 1e-6 and every cell's total below the limit.
-    not_decimal = np.bincount(cols, weights=~exact, minlength=k) > 0
-    magnitude = np.bincount(cells, weights=np.where(exact, np.abs(micro), 0.0), minlength=size)
-    too_large = np.zeros(k, dtype=np.bool_)
-    cell_target = np.full(size, -1, dtype=np.int64)
-    cell_target[cells] = cols
-    big = magnitude >= DECIMAL_LIMIT
-    if big.any():
-        too_large[np.unique(cell_target[big])] = True
-    sorted_target = not_decimal | too_large
-    by_sort = sorted_target[cols]
+    by_sort = decimal_by_target(vals, cells, size, cols, k)[cols] == 0
     if not by_sort.all():
         whole = ~by_sort
-        out += np.bincount(cells[whole], weights=micro[whole], minlength=size) / DECIMAL_SCALE
+        with np.errstate(invalid="ignore", over="ignore"):
+            micro = np.round(vals[whole] * DECIMAL_SCALE)
+        out += np.bincount(cells[whole], weights=micro, minlength=size) / DECIMAL_SCALE
     if by_sort.any():
         cs, vs = cells[by_sort], vals[by_sort]
         order = np.lexsort((vs, cs))
         out += np.bincount(cs[order], weights=vs[order], minlength=size)
+    return out
+
+
+def decimal_by_target(
+    vals: FloatArray, cells: IntArray, size: int, cols: IntArray, k: int
+) -> IntArray:
+    """1 for each target whose values (given with their cell and target) are all
+    decimal and whose cells hold at most DECIMAL_MAX_COUNT of them, else 0."""
+    import numpy as np
+
+    not_decimal = np.bincount(cols, weights=~decimal_values(vals), minlength=k) > 0
+    per_cell = np.bincount(cells, minlength=size)
+    crowded = np.zeros(k, dtype=np.bool_)
+    full = np.flatnonzero(per_cell > DECIMAL_MAX_COUNT)
+    if full.shape[0]:
+        owner = np.full(size, 0, dtype=np.int64)
+        owner[cells] = cols
+        crowded[np.unique(owner[full])] = True
+    out: IntArray = (~(not_decimal | crowded)).astype(np.int64)
     return out
 
 
