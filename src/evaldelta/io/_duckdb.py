@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaldelta.io._agentv import ERROR_STATUSES, INFRA_STATUSES
+from evaldelta.io._agentv import (
+    ERROR_STATUSES,
+    INFRA_STATUSES,
+    INTERRUPTED_STATUSES,
+    STOPPED_EARLY,
+)
 from evaldelta.io._source import LIMITS, crc_of
 
 if TYPE_CHECKING:
@@ -83,7 +88,7 @@ _DIGIT = "(ascii({0}) BETWEEN 48 AND 57 OR ascii({0}) = 45)"
 
 
 def _is_number(j: str) -> str:
-    return f"({j} IS NULL OR {_DIGIT.format(j)})"
+    return f"({j} IS NULL OR ({_DIGIT.format(j)} AND {_number(j)} IS NOT NULL))"
 
 
 def _is_string(j: str) -> str:
@@ -102,7 +107,8 @@ def _is_int(j: str) -> str:
 
 
 def _number(j: str) -> str:
-    return f"CAST(CAST({j} AS VARCHAR) AS DOUBLE)"
+    # TRY_: SQL does not stop at a false AND; a value that is no number is caught apart.
+    return f"TRY_CAST(CAST({j} AS VARCHAR) AS DOUBLE)"
 
 
 def _string(j: str) -> str:
@@ -142,6 +148,8 @@ _JSONL_COLUMNS = {
     "error_kind": "JSON",
     "execution_status": "JSON",
     "safety_failure": "JSON",
+    "config": "JSON",
+    "run_status": "JSON",
 }
 #: Fields that only the general reader knows what to make of: any value sends the file
 #: to the plain path.
@@ -150,8 +158,6 @@ _GENERAL_ONLY = (
     "testId",
     "tags",
     "start_time",
-    "run_status",
-    "config",
     "case_order",
     "sequential",
     "run_finished_at",
@@ -166,6 +172,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "cost": ("cost_usd",),
     "trace": ("trace",),
     "safety": ("safety_failure",),
+    "run": ("config", "run_status"),
 }
 _TOKEN_NAMES = ("input", "output", "input_tokens", "output_tokens", "prompt_tokens",
                 "completion_tokens")  # fmt: skip
@@ -213,6 +220,14 @@ def _jsonl_source(path: Path, gzip: bool) -> str:
         f"maximum_object_size={_max_line()}, columns={{{spec}}})"
     )
 
+
+#: A record's ``config`` when Python would find it true (the plain path takes the first
+#: such): no empty object, list or text, no 0, no false.
+_RUN_CONFIG = (
+    "CASE WHEN config IS NULL OR config IN ('{}', '[]', '\"\"', 'false') "
+    f"OR ({_DIGIT.format('config')} AND {_number('config')} = 0) THEN NULL "
+    "ELSE config END"
+)
 
 #: The longest line DuckDB reads (its buffers are this large, per thread): a longer one
 #: is an error, and the plain path reads the file (up to ``LIMITS.line_bytes``).
@@ -309,6 +324,11 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
         else "false"
     )
     any_scorer = " OR ".join(f"{j} IS NOT NULL" for j in scorer_json) or "false"
+    if "run" in groups:
+        config = _RUN_CONFIG
+        status = "lower(run_status ->> '$')"
+    else:
+        config = status = "NULL"
     return f"""
         SELECT
             {_string("test_id")} AS test_id,
@@ -330,6 +350,8 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
             input,
             {_string("timestamp")} AS stamp,
             {any_scorer} AS any_scorer,
+            {config} AS config,
+            {status} AS run_status,
             {", ".join(f"{_number(j)} AS s{i}" for i, j in enumerate(scorer_json)) or "NULL AS s_"},
             {" | ".join(bits)} AS mask
         FROM {source}
@@ -384,6 +406,11 @@ def _grouped_query(records: str, plan: _Plan) -> str:
             max(category) AS category_high,
             count(category) AS category_n,
             any_value(input) AS input,
+            any_value(config) AS config,
+            min(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_low,
+            max(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_high,
+            bool_or(run_status IN {_in(INTERRUPTED_STATUSES)}) AS interrupted,
+            bool_or(run_status = {_quote(STOPPED_EARLY)}) AS stopped_early,
             min(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_low,
             max(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_high,
             count(input) AS input_n,
@@ -410,8 +437,8 @@ def _firsts_query(source: str) -> str:
     of one case do not all agree on them (read in order, so on one thread)."""
     return f"""
         SELECT {_string("test_id")} AS test_id, {_string("target")} AS target,
-               arg_min(category ->> '$', ordinality) AS category,
-               arg_min(input, ordinality) AS input
+               arg_min_null(category ->> '$', ordinality) AS category,
+               arg_min_null(input, ordinality) AS input
         FROM {source} WITH ORDINALITY
         GROUP BY ALL
     """
@@ -545,6 +572,7 @@ def _grouped_run(
     nan = np.full(rows, np.nan)
     scores = sums["score"] / np.maximum(counts["score"], 1)
     started = [s for s in _strings(cols["started"]) if s is not None]
+    config, status = _run_facts(con, source, cols)
     finished = [s for s in _strings(cols["finished"]) if s is not None]
     totals = CaseTotals(
         pass_threshold=pass_threshold,
@@ -561,8 +589,8 @@ def _grouped_run(
     return Run(
         source=str(path),
         format="jsonl",
-        status="complete",
-        config={},
+        status=status,
+        config=config,
         started_at=min(started) if started else None,
         finished_at=max(finished) if finished else None,
         input_hash=_fingerprints(_strings(cols["input"])),
@@ -591,6 +619,36 @@ def _grouped_run(
         lines=None,
         totals=totals,
     )
+
+
+def _run_facts(
+    con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """The run's config (the first one a record declares, as the plain path takes it)
+    and status."""
+    import msgspec
+    import numpy as np
+
+    interrupted = _filled(cols["interrupted"], False, np.bool_).any()
+    stopped = _filled(cols["stopped_early"], False, np.bool_).any()
+    status = "interrupted" if interrupted else STOPPED_EARLY if stopped else "complete"
+    low = np.ma.getdata(cols["config_low"])[~np.ma.getmaskarray(cols["config_low"])]
+    high = np.ma.getdata(cols["config_high"])[~np.ma.getmaskarray(cols["config_high"])]
+    if not low.shape[0]:
+        return {}, status
+    if (low != low[0]).any() or (high != low[0]).any():
+        # Records declare different configs: the first one in the file is the run's.
+        row = con.execute(
+            f"SELECT config FROM (SELECT {_RUN_CONFIG} AS config, ordinality FROM {source} "
+            "WITH ORDINALITY) WHERE config IS NOT NULL ORDER BY ordinality LIMIT 1"
+        ).fetchone()
+        raw = row[0] if row else None
+    else:
+        raw = next(c for c in _strings(cols["config"]) if c is not None)
+    found = msgspec.json.decode(raw) if raw is not None else None
+    if found is None:
+        return {}, status
+    return (found if isinstance(found, dict) else {"config": found}), status
 
 
 def _first_positions(con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, Any]) -> Any:
@@ -686,7 +744,7 @@ def _all_scorers(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
         f"""
         SELECT name FROM (
             SELECT unnest(map_keys(scores)) AS name,
-                   unnest(generate_series(1, cardinality(scores))) AS place, rn
+                   unnest(generate_series(1, cardinality(scores)::BIGINT)) AS place, rn
             FROM (SELECT scores, ordinality AS rn FROM {source} WITH ORDINALITY)
             WHERE scores IS NOT NULL)
         GROUP BY name ORDER BY min(rn * 100000 + place)

@@ -156,6 +156,8 @@ def _read_grouped(file: Path, head: bytes, pass_threshold: float) -> Run | None:
 
     if not _duckdb.large(file) or not _plainly_agentv(head):
         return None
+    if LIMITS.line_bytes < _duckdb.MAX_LINE:
+        return None  # a lowered limit on lines is enforced by the plain path alone
     with open(file, "rb") as fh:
         gzip = fh.read(2) == b"\x1f\x8b"
     if gzip and file.stat().st_size * 1032 > LIMITS.unpacked_bytes:
