@@ -71,7 +71,10 @@ def assert_same(grouped: Run, plain: Run, settings: evaldelta.Settings | None = 
     assert (grouped.status, grouped.config) == (plain.status, plain.config)
     assert (grouped.started_at, grouped.finished_at) == (plain.started_at, plain.finished_at)
     assert grouped.scorers == plain.scorers
-    threshold = (settings or evaldelta.Settings()).pass_threshold
+    # Fewer resamples than the default keep the test quick; the figures are compared
+    # all the same (both paths draw the same seeded resamples from the same cases).
+    settings = settings or evaldelta.Settings(resamples=400)
+    threshold = settings.pass_threshold
     codes = list(range(len(plain.targets)))
     table, expected = (case_matrix(r, codes, pass_threshold=threshold) for r in (grouped, plain))
     # ``first_record`` points into each run's own rows (a case's row, a record): what it
@@ -222,7 +225,7 @@ def test_every_field_compares_the_same(tmp_path: Path, seed: int) -> None:
 def test_another_pass_threshold_compares_the_same(tmp_path: Path) -> None:
     path = _write(tmp_path / "all.jsonl", _records(5))
     grouped, plain = both(path, pass_threshold=0.7)
-    assert_same(grouped, plain, evaldelta.Settings(pass_threshold=0.7))
+    assert_same(grouped, plain, evaldelta.Settings(pass_threshold=0.7, resamples=400))
     with pytest.raises(evaldelta.UsageError, match="pass threshold of 0.7"):
         evaldelta.compare(grouped, grouped, baseline_target="base", candidate_target="cand")
 
