@@ -502,8 +502,7 @@ def _grouped_run(
 ) -> Run:
     import numpy as np
 
-    from evaldelta.model import CaseTotals, Run
-    from evaldelta.pairing._cases import DECIMAL_MAX_COUNT, DECIMAL_SCALE
+    from evaldelta.model import DECIMAL_MAX_COUNT, DECIMAL_SCALE, CaseTotals, Run
 
     measures = plan.measures()
     if len(measures) > _MAX_MEASURES:
@@ -786,7 +785,7 @@ def _head_scorers(records: list[dict[str, Any]]) -> list[str]:
 def _head_sorted(records: list[dict[str, Any]]) -> set[str]:
     """The measured columns whose first values are not all multiples of 1e-6: their
     sums are taken in ascending order from the first query on."""
-    from evaldelta.pairing._cases import DECIMAL_SCALE
+    from evaldelta.model import DECIMAL_SCALE
 
     def decimal(value: Any) -> bool:
         if not isinstance(value, (int, float)) or isinstance(value, bool):

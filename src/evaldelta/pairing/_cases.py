@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import InputError
-from evaldelta.model import Run
+from evaldelta.model import DECIMAL_MAX_COUNT, DECIMAL_SCALE, Run, decimal_values
 
 if TYPE_CHECKING:
     from evaldelta.model import BoolArray, CaseTotals, FloatArray, IntArray
@@ -179,29 +179,6 @@ def infra_mask(run: Run) -> BoolArray:
     if infra:
         mask[infra] = True
     return mask
-
-
-#: A column's values are added up exactly, in integers of 1e-6, when every value is a
-#: multiple of 1e-6 (0/1 scores, scores on a grid, milliseconds, tokens, dollars to the
-#: micro-dollar) of at most 1e8 and no case has more than 45 of them: the sum of their
-#: micro-units stays below 2**52, so it is the same whatever the order. Any other column
-#: is added up in ascending order within each case. Both are exact definitions that a
-#: reader grouping in SQL computes identically (see :func:`sum_by_cell`).
-DECIMAL_SCALE = 1e6
-DECIMAL_MAX_VALUE = 1e8
-DECIMAL_MAX_COUNT = 45
-
-
-def decimal_values(values: FloatArray) -> BoolArray:
-    """Whether each value is a multiple of 1e-6 (``round(x * 1e6) / 1e6 == x``) of at
-    most 1e8."""
-    import numpy as np
-
-    with np.errstate(invalid="ignore", over="ignore"):
-        out: BoolArray = (np.round(values * DECIMAL_SCALE) / DECIMAL_SCALE == values) & (
-            np.abs(values) <= DECIMAL_MAX_VALUE
-        )
-    return out
 
 
 def sum_by_cell(
