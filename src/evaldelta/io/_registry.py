@@ -50,6 +50,7 @@ READERS: tuple[Reader, ...] = (
     Reader("promptfoo", "evaldelta.io._promptfoo"),
     Reader("deepeval", "evaldelta.io._deepeval"),
     Reader("openai-evals", "evaldelta.io._openai_evals"),
+    Reader("parquet", "evaldelta.io._parquet"),
     Reader("csv", "evaldelta.io._csv"),
     Reader("jsonl", "evaldelta.io._jsonl", mapped="evaldelta.io._mapped"),
 )
