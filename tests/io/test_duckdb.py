@@ -109,7 +109,8 @@ def assert_same(grouped: Run, plain: Run, settings: evaldelta.Settings | None = 
 
 def _bench_generate() -> Any:
     spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.generate
@@ -226,7 +227,7 @@ def test_another_pass_threshold_compares_the_same(tmp_path: Path) -> None:
     path = _write(tmp_path / "all.jsonl", _records(5))
     grouped, plain = both(path, pass_threshold=0.7)
     assert_same(grouped, plain, evaldelta.Settings(pass_threshold=0.7, resamples=400))
-    with pytest.raises(evaldelta.UsageError, match="pass threshold of 0.7"):
+    with pytest.raises(evaldelta.UsageError, match=r"pass threshold of 0\.7"):
         evaldelta.compare(grouped, grouped, baseline_target="base", candidate_target="cand")
 
 
@@ -259,20 +260,13 @@ def test_a_status_the_run_declares_is_read(tmp_path: Path) -> None:
         p
         for p in [*FIXTURES.glob("*.jsonl"), *(REPO / "examples").rglob("*.jsonl")]
         if p.read_bytes().lstrip().startswith(b'{"test_id"')
-        and b'"target"' in p.read_bytes()[:4096] + b'"target"'
     ),
     ids=lambda p: str(p.relative_to(REPO)),
 )
 def test_every_fixture_compares_the_same(path: Path) -> None:
     """Each agentv JSONL file of the fixtures and examples: grouped by the engine, or
     (suites' test lists, runs with recorded orders) left to the plain path."""
-    try:
-        grouped, plain = both(path)
-    except evaldelta.EvalDeltaError as exc:
-        with pytest.raises(type(exc)) as plain_error:
-            load(path, keep_text=False)
-        assert str(plain_error.value) == str(exc)
-        return
+    grouped, plain = both(path)
     if grouped.totals is None:
         assert grouped.test_ids == plain.test_ids
         return

@@ -201,7 +201,9 @@ def read(path: Path, options: ReadOptions) -> Run:
         else {}
     )
     score = _floats(data["score"]) if "score" in data else np.full(n, np.nan)
-    missing = np.flatnonzero(np.isnan(score))
+    # NULL is an absent score; a NaN one is refused as not finite (Run checks it).
+    null = _mask(data["score"]) if "score" in data else np.ones(n, dtype=np.bool_)
+    missing = np.flatnonzero(null) if null is not None else np.zeros(0, dtype=np.int64)
     for i in missing.tolist():
         parts = [float(col[i]) for col in scorer_scores.values() if not math.isnan(col[i])]
         if parts:
