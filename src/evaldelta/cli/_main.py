@@ -98,7 +98,7 @@ def _limits_from_environment() -> None:
 
     engine = os.environ.get("EVALDELTA_DUCKDB_MB")
     if engine:
-        from evaldelta.io._duckdb import ENGINE
+        from evaldelta.io._source import ENGINE
 
         if engine.strip().lower() == "off":
             ENGINE.duckdb_bytes = None

@@ -112,9 +112,7 @@ def add_parser(commands: Any) -> None:
     rm.add_argument("refs", nargs="+", metavar="RUN", help="run ids or names")
     rm.set_defaults(run=run_rm)
 
-    export = _sub(
-        sub, "export", "write a run as JSON Lines or Parquet, which every command reads"
-    )
+    export = _sub(sub, "export", "write a run as JSON Lines or Parquet, which every command reads")
     export.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
     export.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE (default: stdout; Parquet needs one)"

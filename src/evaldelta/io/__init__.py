@@ -36,9 +36,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evaldelta.model import Run
 
-from evaldelta.io._duckdb import ENGINE, Engine
 from evaldelta.io._registry import READERS, Reader, formats, load
-from evaldelta.io._source import LIMITS, Limits
+from evaldelta.io._source import ENGINE, LIMITS, Engine, Limits
 
 
 def write_parquet(run: Run, path: str | os.PathLike[str]) -> int:

@@ -30,42 +30,19 @@ from evaldelta.io._agentv import (
     INTERRUPTED_STATUSES,
     STOPPED_EARLY,
 )
-from evaldelta.io._source import LIMITS, crc_of
+from evaldelta.io._source import ENGINE, LIMITS, Engine, crc_of
 
 if TYPE_CHECKING:
     import duckdb
 
     from evaldelta.model import Run
 
-__all__ = ["ENGINE", "Engine", "FallbackError", "connect", "grouped_jsonl", "large"]
-
-
-@dataclass
-class Engine:
-    """When the DuckDB engine reads a file: from ``duckdb_bytes`` bytes on (``None``:
-    never; ``0``: every file). On the command line, ``EVALDELTA_DUCKDB_MB`` (a number of
-    MiB, or ``off``)."""
-
-    duckdb_bytes: int | None = 16 * 2**20
-
-
-#: When the engine reads a file (``evaldelta.io.ENGINE``).
-ENGINE = Engine()
+__all__ = ["ENGINE", "Engine", "FallbackError", "connect", "grouped_jsonl"]
 
 
 class FallbackError(Exception):
     """The DuckDB path cannot give exactly what the plain path gives: read the file the
     plain way (which reads it, or names what is wrong with it by line)."""
-
-
-def large(path: Path) -> bool:
-    """Whether ``path`` is large enough for the DuckDB engine (see :class:`Engine`)."""
-    if ENGINE.duckdb_bytes is None:
-        return False
-    try:
-        return path.stat().st_size >= ENGINE.duckdb_bytes
-    except OSError:
-        return False
 
 
 def connect() -> duckdb.DuckDBPyConnection:
@@ -130,7 +107,7 @@ _JSONL_COLUMNS = {
     "test_id": "JSON",
     "target": "JSON",
     "score": "JSON",
-    "scores": "MAP(VARCHAR, JSON)",
+    "scores": "JSON",
     "passed": "JSON",
     "attempt": "JSON",
     "latency_ms": "JSON",
@@ -173,6 +150,8 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "trace": ("trace",),
     "safety": ("safety_failure",),
     "run": ("config", "run_status"),
+    "category": ("category",),
+    "stamp": ("timestamp",),
 }
 _TOKEN_NAMES = ("input", "output", "input_tokens", "output_tokens", "prompt_tokens",
                 "completion_tokens")  # fmt: skip
@@ -209,10 +188,13 @@ class _Plan:
         return out
 
 
-def _jsonl_source(path: Path, gzip: bool) -> str:
-    """The file as DuckDB reads it: one row per line, the fields read, typed."""
+def _jsonl_source(path: Path, gzip: bool, *, slim: bool = False) -> str:
+    """The file as DuckDB reads it: one row per line, the fields read, typed (``slim``:
+    the test id and target only)."""
     columns = dict(_JSONL_COLUMNS)
     columns.update(dict.fromkeys(_GENERAL_ONLY, "JSON"))
+    if slim:
+        columns = {"test_id": "JSON", "target": "JSON"}
     spec = ", ".join(f"{_quote(k)}: {_quote(v)}" for k, v in columns.items())
     return (
         f"read_json({_quote(str(path))}, format='newline_delimited', records=true, "
@@ -229,13 +211,9 @@ _RUN_CONFIG = (
     "ELSE config END"
 )
 
-#: The longest line DuckDB reads (its buffers are this large, per thread): a longer one
-#: is an error, and the plain path reads the file (up to ``LIMITS.line_bytes``).
-MAX_LINE = 16 * 2**20
-
-
 def _max_line() -> int:
-    return min(LIMITS.line_bytes + 1, MAX_LINE)
+    """The longest line DuckDB reads (see ``ENGINE_MAX_LINE``)."""
+    return min(LIMITS.line_bytes + 1, ENGINE_MAX_LINE)
 
 
 def _any(conditions: Iterable[str]) -> str:
@@ -243,9 +221,15 @@ def _any(conditions: Iterable[str]) -> str:
     return " OR ".join(found) if found else "false"
 
 
+def _pointer(name: str) -> str:
+    """A scorer's JSON pointer (``/name``, with ``~`` and ``/`` escaped)."""
+    return "/" + name.replace("~", "~0").replace("/", "~1")
+
+
 def _jsonl_records(source: str, plan: _Plan) -> str:
     """The records of an agentv JSONL file in the common model's columns, one row each,
-    with the ``mask`` of what each needs (see ``_WRONG`` and the other bits)."""
+    with the ``mask`` of what each needs (see ``_WRONG`` and the other bits). Text is
+    kept as its JSON (test ids and targets are grouped by it, and decoded once per case)."""
     groups = plan.groups
     numbers = ["score", "latency_ms"]
     if "duration" in groups:
@@ -259,17 +243,35 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
     if "trace" in groups:
         numbers += ["trace.duration_ms", "trace.latency_ms", "trace.cost_usd",
                     *(f"trace.token_usage.{n}" for n in _TOKEN_NAMES)]  # fmt: skip
-    scorer_json = [f"scores[{_quote(s)}]" for s in plan.scorers]
-    known = " + ".join(f"map_contains(scores, {_quote(s)})::INT" for s in plan.scorers) or "0"
+    # A scorer's value: JSON null is no value, as an absent one.
+    scorer_json = [f"nullif(scorer_values[{i + 1}], 'null')" for i in range(len(plan.scorers))]
+    # Each number is cast once, in the inner query, and checked and used by its alias.
+    alias = {n: f"n{k}" for k, n in enumerate([*numbers, *scorer_json])}
+
+    def num(j: str) -> str:
+        return alias.get(j) or _number(j)
+
+    def is_number(j: str) -> str:
+        # The JSON of a number is all a cast to DOUBLE takes: a string keeps its quotes.
+        return f"({j} IS NULL OR {num(j)} IS NOT NULL)"
+
+    known = "[" + ", ".join(_quote(s) for s in plan.scorers) + "]"
+    no_scores = "scores IS NULL OR scores = 'null'"
     wrong = [
         "test_id IS NULL OR ascii(test_id) <> 34 OR test_id = '\"\"'",
         f"NOT {_is_string('target')} OR target = '\"\"'",
-        *(f"NOT {_is_number(n)}" for n in [*numbers, *scorer_json]),
+        *(f"NOT {is_number(n)}" for n in [*numbers, *scorer_json]),
         f"NOT {_is_bool('passed')}",
         f"NOT {_is_int('attempt')}",
-        f"NOT {_is_string('category')}",
-        f"NOT {_is_string('timestamp')}",
+        # agentv's list of scorers, a scorer named twice: the general path knows them.
+        f"NOT ({no_scores}) AND (ascii(scores) <> 123 "
+        "OR len(scorer_names) <> len(list_distinct(scorer_names)))",
     ]
+    if "category" in groups:
+        wrong.append(f"NOT {_is_string('category')}")
+    if "stamp" in groups:
+        # Stamps are compared as their JSON: no escapes, which would change the order.
+        wrong.append(f"NOT {_is_string('timestamp')} OR contains(timestamp, '\\\\')")
     if "errors" in groups:
         wrong += [f"NOT {_is_string('error_kind')}", f"NOT {_is_string('execution_status')}"]
     if "safety" in groups:
@@ -280,7 +282,7 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
     bits = [
         f"CASE WHEN {_any(wrong)} THEN {_WRONG} ELSE 0 END",
         f"CASE WHEN {_any(f'{n} IS NOT NULL' for n in _GENERAL_ONLY)} THEN {_GENERAL} ELSE 0 END",
-        f"CASE WHEN scores IS NOT NULL AND cardinality(scores) <> {known} "
+        f"CASE WHEN NOT ({no_scores}) AND NOT list_has_all({known}, scorer_names) "
         f"THEN {_UNKNOWN_SCORER} ELSE 0 END",
         *(
             f"CASE WHEN {_any(f'{n} IS NOT NULL' for n in fields)} THEN {_GROUP_BIT[g]} ELSE 0 END"
@@ -311,7 +313,7 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
         parts = [own] if "tokens" in groups else []
         return (
             "coalesce("
-            + ", ".join([*(_number(p) for p in parts), *(_number(f"{usage}.{n}") for n in names)])
+            + ", ".join([*(num(p) for p in parts), *(_number(f"{usage}.{n}") for n in names)])
             + ")"
         )
 
@@ -324,42 +326,59 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
         else "false"
     )
     any_scorer = " OR ".join(f"{j} IS NOT NULL" for j in scorer_json) or "false"
+    casts = ", ".join(f"{_number(n)} AS {a}" for n, a in alias.items())
     if "run" in groups:
         config = _RUN_CONFIG
         status = "lower(run_status ->> '$')"
     else:
         config = status = "NULL"
+    pointers = "[" + ", ".join(_quote(_pointer(s)) for s in plan.scorers) + "]"
+    values = (
+        f"CASE WHEN {no_scores} THEN NULL ELSE json_extract(scores, {pointers}) END"
+        if plan.scorers
+        else "NULL::JSON[]"
+    )
     return f"""
         SELECT
-            {_string("test_id")} AS test_id,
-            {_string("target")} AS target,
+            test_id,
+            target,
             hash(test_id, target) AS cell,
-            {_number("score")} AS raw_score,
+            {num("score")} AS raw_score,
             passed = 'true' AS passed,
             {is_error} AS is_error,
             {infra} AS infra,
-            coalesce({", ".join(_number(n) for n in latency)}) AS latency,
-            {_number("wait_ms") if "wait" in groups else "NULL::DOUBLE"} AS wait,
-            {"coalesce(" + ", ".join(_number(c) for c in cost) + ")" if cost else "NULL::DOUBLE"}
+            coalesce({", ".join(num(n) for n in latency)}) AS latency,
+            {num("wait_ms") if "wait" in groups else "NULL::DOUBLE"} AS wait,
+            {"coalesce(" + ", ".join(num(c) for c in cost) + ")" if cost else "NULL::DOUBLE"}
                 AS cost_usd,
             {tokens("input_tokens", ("input", "input_tokens", "prompt_tokens"))} AS input_tokens,
             {tokens("output_tokens", ("output", "output_tokens", "completion_tokens"))}
                 AS output_tokens,
             {safety} AS safety,
-            {_string("category")} AS category,
+            {"category" if "category" in groups else "NULL::JSON"} AS category,
             input,
-            {_string("timestamp")} AS stamp,
+            {"timestamp" if "stamp" in groups else "NULL::JSON"} AS stamp,
             {any_scorer} AS any_scorer,
             {config} AS config,
             {status} AS run_status,
-            {", ".join(f"{_number(j)} AS s{i}" for i, j in enumerate(scorer_json)) or "NULL AS s_"},
+            {", ".join(f"{num(j)} AS s{i}" for i, j in enumerate(scorer_json)) or "NULL AS s_"},
             {" | ".join(bits)} AS mask
-        FROM {source}
+        FROM (
+            SELECT *, {casts} FROM (
+                SELECT *,
+                    CASE WHEN scores IS NULL OR scores = 'null' THEN []
+                         ELSE json_keys(scores) END AS scorer_names,
+                    {values} AS scorer_values
+                FROM {source}
+            )
+        )
     """
 
 
 def _grouped_query(records: str, plan: _Plan) -> str:
-    """Per (test id, target): counts, firsts and the sums of every measured column."""
+    """Per (test id, target): counts, firsts and the sums of every measured column; the
+    groups of fields the file does not have are left out."""
+    groups = plan.groups
     measures = plan.measures()
     parts = []
     decimal_bits = []
@@ -375,6 +394,34 @@ def _grouped_query(records: str, plan: _Plan) -> str:
         )
         if name in plan.sorted_sums:
             parts.append(f"list_sum(list_sort(list({column}) FILTER (WHERE {ok}))) AS m{i}_sorted")
+    if "errors" in groups:
+        parts += [
+            "count(*) FILTER (WHERE NOT infra) AS valid",
+            "count(*) FILTER (WHERE is_error) AS errors",
+            "count(*) FILTER (WHERE infra) AS infra",
+        ]
+    if "safety" in groups:
+        parts.append("bool_or(safety) AS safety")
+    if "category" in groups:
+        parts += [
+            "any_value(category) AS category",
+            "min(category) AS category_low",
+            "max(category) AS category_high",
+            "count(category) AS category_n",
+        ]
+    if "run" in groups:
+        parts += [
+            "any_value(config) AS config",
+            "min(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_low",
+            "max(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_high",
+            f"bool_or(run_status IN {_in(INTERRUPTED_STATUSES)}) AS interrupted",
+            f"bool_or(run_status = {_quote(STOPPED_EARLY)}) AS stopped_early",
+        ]
+    if "stamp" in groups:
+        parts += [
+            "min(stamp) FILTER (WHERE stamp <> '\"\"') AS started",
+            "max(stamp) FILTER (WHERE stamp <> '\"\"') AS finished",
+        ]
     finite = " + ".join(
         f"coalesce({c}, 0)" for c in ("latency", "wait", "cost_usd", "input_tokens",
                                       "output_tokens", *(f"s{i}" for i in range(len(plan.scorers))))
@@ -392,30 +439,13 @@ def _grouped_query(records: str, plan: _Plan) -> str:
         SELECT
             test_id, target,
             min(cell) AS cell,
-            max(cell) AS cell_max,
             count(*) AS attempts,
-            count(*) FILTER (WHERE NOT infra) AS valid,
-            count(*) FILTER (WHERE is_error) AS errors,
-            count(*) FILTER (WHERE infra) AS infra,
             count(*) FILTER (WHERE NOT infra AND coalesce(passed, score >= $threshold))
                 AS passes,
-            bool_or(safety) AS safety,
-            min(category) AS category,
-            max(category) AS category_max,
-            min(category) AS category_low,
-            max(category) AS category_high,
-            count(category) AS category_n,
             any_value(input) AS input,
-            any_value(config) AS config,
-            min(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_low,
-            max(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_high,
-            bool_or(run_status IN {_in(INTERRUPTED_STATUSES)}) AS interrupted,
-            bool_or(run_status = {_quote(STOPPED_EARLY)}) AS stopped_early,
             min(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_low,
             max(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_high,
             count(input) AS input_n,
-            min(stamp) FILTER (WHERE stamp <> '') AS started,
-            max(stamp) FILTER (WHERE stamp <> '') AS finished,
             bit_or(mask | {" | ".join(decimal_bits)} | CASE WHEN score IS NULL
                 OR NOT isfinite(score) OR abs(score) > 1e12 OR NOT isfinite({finite})
                 THEN {_WRONG} ELSE 0 END) AS mask,
@@ -425,19 +455,19 @@ def _grouped_query(records: str, plan: _Plan) -> str:
     """
 
 
-def _order_query(source: str) -> str:
+def _order_query(path: Path, gzip: bool) -> str:
     """The cell of every record, in the order of the file: where each case first
     appears, without a window over the records (which would read the file on one
-    thread)."""
-    return f"SELECT hash(test_id, target) AS cell FROM {source}"
+    thread); only the two fields it needs are read."""
+    return f"SELECT hash(test_id, target) AS cell FROM {_jsonl_source(path, gzip, slim=True)}"
 
 
 def _firsts_query(source: str) -> str:
     """The category and input of each case's first record, for a file whose attempts
     of one case do not all agree on them (read in order, so on one thread)."""
     return f"""
-        SELECT {_string("test_id")} AS test_id, {_string("target")} AS target,
-               arg_min_null(category ->> '$', ordinality) AS category,
+        SELECT test_id, target,
+               arg_min_null(category, ordinality) AS category,
                arg_min_null(input, ordinality) AS input
         FROM {source} WITH ORDINALITY
         GROUP BY ALL
@@ -464,7 +494,13 @@ def grouped_jsonl(path: Path, head: bytes, pass_threshold: float, *, gzip: bool)
         for _ in range(4):
             try:
                 return _grouped_run(
-                    con, source, _jsonl_records(source, plan), plan, path, pass_threshold
+                    con,
+                    source,
+                    _jsonl_records(source, plan),
+                    plan,
+                    path,
+                    pass_threshold,
+                    _order_query(path, gzip),
                 )
             except _ReplanError as again:
                 plan.groups |= again.groups
@@ -499,6 +535,7 @@ def _grouped_run(
     plan: _Plan,
     path: Path,
     pass_threshold: float,
+    order_query: str,
 ) -> Run:
     import numpy as np
 
@@ -519,12 +556,17 @@ def _grouped_run(
     if seen & _UNKNOWN_SCORER or missing:
         scorers = _all_scorers(con, source) if seen & _UNKNOWN_SCORER else None
         raise _ReplanError(groups=missing, scorers=scorers)
-    first = _first_positions(con, source, cols)
+    first = _first_positions(con, order_query, cols)
     order = np.argsort(first, kind="stable")
     cols = {name: values[order] for name, values in cols.items()}
     first = first[order]
+    rows = len(first)
+    _fill_absent(cols, plan, rows)
     _settle_firsts(con, source, cols)
-    target_col = _strings(cols["target"])
+    target_col = _decoded(cols["target"])
+    test_col = _decoded(cols["test_id"])
+    if len(set(zip(test_col, target_col, strict=True))) != rows:
+        raise FallbackError("one case's test id or target written in two ways")
     target_names = list(dict.fromkeys(target_col))
     if None in target_names and len(target_names) > 1:
         raise FallbackError("records without a target beside targets")
@@ -552,14 +594,13 @@ def _grouped_run(
     if resort:
         raise _ReplanError(sorted_sums=resort)
 
-    test_col = _strings(cols["test_id"])
     if any(not t.strip() for t in set(test_col)):
         raise FallbackError("a test id of white space only")
     test_ids = list(dict.fromkeys(test_col))
     test_of = {t: i for i, t in enumerate(test_ids)}
     test_index = np.fromiter(map(test_of.__getitem__, test_col), np.int64, len(test_col))
-    firsts = _strings(cols["category"])
-    anys = _strings(cols["category_max"])
+    firsts = _decoded(cols["category"])
+    anys = _decoded(cols["category_high"])
     categories = list(dict.fromkeys(c for c in firsts if c is not None))
     category_of = {c: i for i, c in enumerate(categories)}
     category_index = np.asarray([category_of.get(c, -1) for c in firsts], dtype=np.int64)
@@ -567,12 +608,11 @@ def _grouped_run(
     categories += [
         c for c in dict.fromkeys(a for a in anys if a is not None) if c not in category_of
     ]
-    rows = len(test_col)
     nan = np.full(rows, np.nan)
     scores = sums["score"] / np.maximum(counts["score"], 1)
-    started = [s for s in _strings(cols["started"]) if s is not None]
+    started = [s for s in _decoded(cols["started"]) if s is not None]
     config, status = _run_facts(con, source, cols)
-    finished = [s for s in _strings(cols["finished"]) if s is not None]
+    finished = [s for s in _decoded(cols["finished"]) if s is not None]
     totals = CaseTotals(
         pass_threshold=pass_threshold,
         first=first,
@@ -650,15 +690,13 @@ def _run_facts(
     return (found if isinstance(found, dict) else {"config": found}), status
 
 
-def _first_positions(con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, Any]) -> Any:
+def _first_positions(con: duckdb.DuckDBPyConnection, order_query: str, cols: dict[str, Any]) -> Any:
     """Where each cell's first record is in the file, from the cells of the records in
     the order of the file (a 64-bit hash of the test id and target each)."""
     import numpy as np
 
     cells = np.asarray(cols["cell"], dtype=np.uint64)
-    if (cells != np.asarray(cols["cell_max"], dtype=np.uint64)).any():
-        raise FallbackError("one case's records disagree on its key")
-    stream = con.execute(_order_query(source)).fetchnumpy()["cell"]
+    stream = con.execute(order_query).fetchnumpy()["cell"]
     keys, first = np.unique(np.asarray(stream, dtype=np.uint64), return_index=True)
     if keys.shape[0] != cells.shape[0]:
         raise FallbackError("two cases share a key")  # a hash collision: never in practice
@@ -679,6 +717,8 @@ def _settle_firsts(con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, 
     attempts = np.asarray(cols["attempts"], dtype=np.int64)
     agree = np.ones(attempts.shape[0], dtype=np.bool_)
     for name in ("category", "input"):
+        if f"{name}_n" not in cols:
+            continue
         n = np.asarray(cols[f"{name}_n"], dtype=np.int64)
         # (Never iterate a masked array: each element costs microseconds.)
         low, high = np.ma.getdata(cols[f"{name}_low"]), np.ma.getdata(cols[f"{name}_high"])
@@ -686,14 +726,48 @@ def _settle_firsts(con: duckdb.DuckDBPyConnection, source: str, cols: dict[str, 
         agree &= (n == 0) | ((n == attempts) & same)
     if agree.all():
         return
-    rows = con.execute(_firsts_query(source)).fetchall()
-    found = {(t, g): (c, i) for t, g, c, i in rows}
+    found = {(t, g): (c, i) for t, g, c, i in con.execute(_firsts_query(source)).fetchall()}
     tests, targets = _strings(cols["test_id"]), _strings(cols["target"])
     category, inputs = _strings(cols["category"]), _strings(cols["input"])
     for r in np.flatnonzero(~agree).tolist():
         category[r], inputs[r] = found[(tests[r], targets[r])]
     cols["category"] = np.asarray(category, dtype=object)
     cols["input"] = np.asarray(inputs, dtype=object)
+
+
+def _fill_absent(cols: dict[str, Any], plan: _Plan, rows: int) -> None:
+    """The columns of the groups of fields the file does not have: what the plain path
+    makes of fields no record has."""
+    import numpy as np
+
+    attempts = np.asarray(cols["attempts"], dtype=np.int64)
+    none = np.full(rows, None, dtype=object)
+    defaults: dict[str, Any] = {
+        "valid": attempts,
+        "errors": np.zeros(rows, dtype=np.int64),
+        "infra": np.zeros(rows, dtype=np.int64),
+        "safety": np.zeros(rows, dtype=np.bool_),
+        "category": none,
+        "category_high": none,
+        "started": none,
+        "finished": none,
+        "interrupted": np.zeros(rows, dtype=np.bool_),
+        "stopped_early": np.zeros(rows, dtype=np.bool_),
+        "config_low": np.ma.masked_array(np.zeros(rows, dtype=np.uint64), mask=True),
+        "config_high": np.ma.masked_array(np.zeros(rows, dtype=np.uint64), mask=True),
+    }
+    for name, value in defaults.items():
+        cols.setdefault(name, value)
+
+
+def _decoded(values: Any) -> list[Any]:
+    """A column of JSON text (test ids, targets, categories, stamps) decoded, ``None``
+    where it is NULL: each distinct value decoded once."""
+    import msgspec
+
+    texts = _strings(values)
+    table = {t: (None if t is None else msgspec.json.decode(t)) for t in set(texts)}
+    return list(map(table.__getitem__, texts))
 
 
 def _filled(values: Any, fill: Any, dtype: Any) -> Any:
@@ -742,10 +816,10 @@ def _all_scorers(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
     rows = con.execute(
         f"""
         SELECT name FROM (
-            SELECT unnest(map_keys(scores)) AS name,
-                   unnest(generate_series(1, cardinality(scores)::BIGINT)) AS place, rn
-            FROM (SELECT scores, ordinality AS rn FROM {source} WITH ORDINALITY)
-            WHERE scores IS NOT NULL)
+            SELECT unnest(names) AS name, unnest(generate_series(1, len(names))) AS place, rn
+            FROM (SELECT json_keys(scores) AS names, ordinality AS rn
+                  FROM {source} WITH ORDINALITY
+                  WHERE scores IS NOT NULL AND scores <> 'null'))
         GROUP BY name ORDER BY min(rn * 100000 + place)
         """
     ).fetchall()

@@ -200,7 +200,7 @@ def read(path: Path, options: ReadOptions) -> Run:
         if "error" in data
         else {}
     )
-    score = _floats(data["score"]) if "score" in data else np.full(n, np.nan)
+    score: Any = _floats(data["score"]) if "score" in data else np.full(n, np.nan)
     # NULL is an absent score; a NaN one is refused as not finite (Run checks it).
     null = _mask(data["score"]) if "score" in data else np.ones(n, dtype=np.bool_)
     missing = np.flatnonzero(null) if null is not None else np.zeros(0, dtype=np.int64)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from evaldelta.errors import ParseError, UnknownFormatError
-from evaldelta.io._source import LIMITS, RUN_DIR_INDEXES, read_bytes, resolve
+from evaldelta.io._source import LIMITS, RUN_DIR_INDEXES, engine_takes, read_bytes, resolve
 from evaldelta.model import Run
 
 if TYPE_CHECKING:
@@ -153,12 +153,10 @@ def load(
 def _read_grouped(file: Path, head: bytes, pass_threshold: float) -> Run | None:
     """The run of a large agentv JSONL file read grouped by the DuckDB engine; ``None``
     when the engine does not take the file, or leaves it to the plain path."""
+    if not engine_takes(file) or not _plainly_agentv(head):
+        return None
     from evaldelta.io import _duckdb
 
-    if not _duckdb.large(file) or not _plainly_agentv(head):
-        return None
-    if LIMITS.line_bytes < _duckdb.MAX_LINE:
-        return None  # a lowered limit on lines is enforced by the plain path alone
     with open(file, "rb") as fh:
         gzip = fh.read(2) == b"\x1f\x8b"
     if gzip and file.stat().st_size * 1032 > LIMITS.unpacked_bytes:
