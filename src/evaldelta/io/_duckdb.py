@@ -30,7 +30,7 @@ from evaldelta.io._agentv import (
     INTERRUPTED_STATUSES,
     STOPPED_EARLY,
 )
-from evaldelta.io._source import ENGINE, LIMITS, Engine, crc_of
+from evaldelta.io._source import ENGINE, ENGINE_MAX_LINE, LIMITS, Engine, crc_of
 
 if TYPE_CHECKING:
     import duckdb
