@@ -162,18 +162,6 @@ DECIMAL_MAX_VALUE = 1e8
 DECIMAL_MAX_COUNT = 45
 
 
-def decimal_values(values: FloatArray) -> BoolArray:
-    """Whether each value is a multiple of 1e-6 (``round(x * 1e6) / 1e6 == x``) of at
-    most 1e8."""
-    import numpy as np
-
-    with np.errstate(invalid="ignore", over="ignore"):
-        out: BoolArray = (np.round(values * DECIMAL_SCALE) / DECIMAL_SCALE == values) & (
-            np.abs(values) <= DECIMAL_MAX_VALUE
-        )
-    return out
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaseTotals:
     """What the attempts of each case add up to, for a run read already grouped.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import InputError
-from evaldelta.model import DECIMAL_MAX_COUNT, DECIMAL_SCALE, Run, decimal_values
+from evaldelta.model import DECIMAL_MAX_COUNT, DECIMAL_MAX_VALUE, DECIMAL_SCALE, Run
 
 if TYPE_CHECKING:
     from evaldelta.model import BoolArray, CaseTotals, FloatArray, IntArray
@@ -182,7 +182,13 @@ def infra_mask(run: Run) -> BoolArray:
 
 
 def sum_by_cell(
-    values: FloatArray, ok: BoolArray, cell: IntArray, size: int, targets: IntArray, k: int
+    values: FloatArray,
+    ok: BoolArray,
+    cell: IntArray,
+    size: int,
+    targets: IntArray,
+    k: int,
+    counts: Any = None,
 ) -> FloatArray:
     """The sum of ``values`` where ``ok``, by cell, added up in a way that does not depend
     on the order of the records (so that a reader grouping in SQL, whose threads add up
@@ -191,44 +197,52 @@ def sum_by_cell(
     Per target (``targets``: its column of each value, ``k`` of them): when every value
     it has is a multiple of 1e-6 of at most 1e8 and no cell has more than 45 values, the
     micro-units are added as integers (exact) and divided by 1e6; else the values of each
-    cell are added one by one in ascending order.
+    cell are added one by one in ascending order. ``counts``: the values per cell, when
+    the caller has them.
     """
     import numpy as np
 
     out = np.zeros(size, dtype=np.float64)
     if not ok.any():
         return out
-    vals, cells, cols = values[ok], cell[ok], targets[ok]
-    by_sort = decimal_by_target(vals, cells, size, cols, k)[cols] == 0
+    every = bool(ok.all())
+    vals = values if every else values[ok]
+    cells = cell if every else cell[ok]
+    cols = targets if every else targets[ok]
+    with np.errstate(invalid="ignore", over="ignore"):
+        micro = np.round(vals * DECIMAL_SCALE)
+        exact = (micro / DECIMAL_SCALE == vals) & (np.abs(vals) <= DECIMAL_MAX_VALUE)
+    per_cell = np.bincount(cells, minlength=size) if counts is None else counts
+    decimal = _decimal_targets(exact, cells, cols, per_cell, k)
+    if decimal.all():
+        out += np.bincount(cells, weights=micro, minlength=size) / DECIMAL_SCALE
+        return out
+    by_sort = ~decimal[cols]
     if not by_sort.all():
         whole = ~by_sort
-        with np.errstate(invalid="ignore", over="ignore"):
-            micro = np.round(vals[whole] * DECIMAL_SCALE)
-        out += np.bincount(cells[whole], weights=micro, minlength=size) / DECIMAL_SCALE
-    if by_sort.any():
-        cs, vs = cells[by_sort], vals[by_sort]
-        order = np.lexsort((vs, cs))
-        out += np.bincount(cs[order], weights=vs[order], minlength=size)
+        out += np.bincount(cells[whole], weights=micro[whole], minlength=size) / DECIMAL_SCALE
+    cs, vs = cells[by_sort], vals[by_sort]
+    order = np.lexsort((vs, cs))
+    out += np.bincount(cs[order], weights=vs[order], minlength=size)
     return out
 
 
-def decimal_by_target(
-    vals: FloatArray, cells: IntArray, size: int, cols: IntArray, k: int
-) -> IntArray:
-    """1 for each target whose values (given with their cell and target) are all
-    decimal and whose cells hold at most DECIMAL_MAX_COUNT of them, else 0."""
+def _decimal_targets(
+    exact: BoolArray, cells: IntArray, cols: IntArray, per_cell: Any, k: int
+) -> BoolArray:
+    """Per target: every value decimal (``exact``) and no cell holding more than
+    DECIMAL_MAX_COUNT of them."""
     import numpy as np
 
-    not_decimal = np.bincount(cols, weights=~decimal_values(vals), minlength=k) > 0
-    per_cell = np.bincount(cells, minlength=size)
-    crowded = np.zeros(k, dtype=np.bool_)
-    full = np.flatnonzero(per_cell > DECIMAL_MAX_COUNT)
+    decimal: BoolArray = np.ones(k, dtype=np.bool_)
+    if not exact.all():
+        decimal &= np.bincount(cols, weights=~exact, minlength=k) == 0
+    full = np.flatnonzero(np.asarray(per_cell) > DECIMAL_MAX_COUNT)
     if full.shape[0]:
-        owner = np.full(size, 0, dtype=np.int64)
+        owner = np.zeros(len(per_cell), dtype=np.int64)
         owner[cells] = cols
-        crowded[np.unique(owner[full])] = True
-    out: IntArray = (~(not_decimal | crowded)).astype(np.int64)
-    return out
+        decimal[np.unique(owner[full])] = False
+    return decimal
 
 
 def case_matrix(
@@ -277,8 +291,8 @@ def case_matrix(
         ok = only & ~np.isnan(values)
         if not ok.any():  # a figure no record gives (cost, tokens, ...)
             return np.full((n, k), np.nan)
-        sums = sum_by_cell(values, ok, cell, size, cols, k)
         counts = np.bincount(cell, weights=ok, minlength=size)
+        sums = sum_by_cell(values, ok, cell, size, cols, k, counts)
         return _means(sums, counts).reshape(n, k)
 
     attempts = np.bincount(cell, minlength=size).astype(np.int64).reshape(n, k)
