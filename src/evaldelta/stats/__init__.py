@@ -29,25 +29,19 @@ if TYPE_CHECKING:
         paired_variance,
     )
 
-#: Names loaded when first asked for: only `evaldelta power` needs them, and a compare
-#: should not pay for importing them at start-up.
-_LAZY = {
-    "PowerResult": "evaldelta.stats._power",
-    "cases_needed": "evaldelta.stats._power",
-    "minimum_detectable_effect": "evaldelta.stats._power",
-    "paired_variance": "evaldelta.stats._power",
-}
+#: Loaded when first asked for: only `evaldelta power` needs them, and a compare should not
+#: pay for importing them at start-up.
+_POWER = ("PowerResult", "cases_needed", "minimum_detectable_effect", "paired_variance")
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _POWER:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    from evaldelta.stats import _power
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
+    globals()[name] = value = getattr(_power, name)
     return value
+
 
 __all__ = [
     "Interval",
