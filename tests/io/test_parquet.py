@@ -87,11 +87,8 @@ def test_a_stopped_run_keeps_its_order_and_story(tmp_path: Path) -> None:
 def _duck(sql: str) -> None:
     from evaldelta.io._duckdb import connect
 
-    con = connect()
-    try:
+    with connect() as con:
         con.execute(sql)
-    finally:
-        con.close()
 
 
 def test_a_data_lakes_file_reads(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ whatever the order DuckDB's threads add in.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,13 +46,30 @@ class FallbackError(Exception):
     plain way (which reads it, or names what is wrong with it by line)."""
 
 
-def connect() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB, imported now: nothing else in evaldelta imports it."""
+#: DuckDB's own memory, at most: past it, what it can it writes to a temporary folder
+#: (removed after), and what it cannot sends the file to the plain path. The JSON
+#: reader's buffers and the groups of a million cases fit; memory then grows with the
+#: cases evaldelta keeps, not with DuckDB's appetite (by default, 80% of the machine).
+MEMORY_LIMIT = "256MB"
+
+
+@contextmanager
+def connect() -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB (imported now: nothing else in evaldelta imports it), closed
+    after, with its memory bounded (:data:`MEMORY_LIMIT`) and a folder to spill to."""
+    import tempfile
+
     import duckdb
 
-    con = duckdb.connect(":memory:", config={"preserve_insertion_order": True})
-    con.execute("SET enable_progress_bar = false")
-    return con
+    with tempfile.TemporaryDirectory(prefix="evaldelta-duckdb-") as spill:
+        con = duckdb.connect(":memory:", config={"preserve_insertion_order": True})
+        try:
+            con.execute("SET enable_progress_bar = false")
+            con.execute(f"SET memory_limit = {_quote(MEMORY_LIMIT)}")
+            con.execute(f"SET temp_directory = {_quote(spill)}")
+            yield con
+        finally:
+            con.close()
 
 
 def _quote(text: str) -> str:
@@ -210,6 +228,7 @@ _RUN_CONFIG = (
     f"OR ({_DIGIT.format('config')} AND {_number('config')} = 0) THEN NULL "
     "ELSE config END"
 )
+
 
 def _max_line() -> int:
     """The longest line DuckDB reads (see ``ENGINE_MAX_LINE``)."""
@@ -489,28 +508,39 @@ def grouped_jsonl(path: Path, head: bytes, pass_threshold: float, *, gzip: bool)
         sorted_sums=_head_sorted(records),
     )
     source = _jsonl_source(path, gzip)
-    con = connect()
     try:
-        for _ in range(4):
-            try:
-                return _grouped_run(
-                    con,
-                    source,
-                    _jsonl_records(source, plan),
-                    plan,
-                    path,
-                    pass_threshold,
-                    _order_query(path, gzip),
-                )
-            except _ReplanError as again:
-                plan.groups |= again.groups
-                plan.scorers = again.scorers or plan.scorers
-                plan.sorted_sums |= again.sorted_sums
-        raise FallbackError("the plan did not settle")
+        with connect() as con:
+            return _settled_run(con, source, plan, path, pass_threshold, gzip)
     except duckdb.Error as exc:
         raise FallbackError(str(exc)) from exc
-    finally:
-        con.close()
+
+
+def _settled_run(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    plan: _Plan,
+    path: Path,
+    pass_threshold: float,
+    gzip: bool,
+) -> Run:
+    """The grouped run, once the plan settles: the query runs again with what it learnt
+    (groups of fields, scorers, sums to take in order) at most a few times."""
+    for _ in range(4):
+        try:
+            return _grouped_run(
+                con,
+                source,
+                _jsonl_records(source, plan),
+                plan,
+                path,
+                pass_threshold,
+                _order_query(path, gzip),
+            )
+        except _ReplanError as again:
+            plan.groups |= again.groups
+            plan.scorers = again.scorers or plan.scorers
+            plan.sorted_sums |= again.sorted_sums
+    raise FallbackError("the plan did not settle")
 
 
 class _ReplanError(Exception):

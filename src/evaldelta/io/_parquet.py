@@ -159,8 +159,7 @@ def read(path: Path, options: ReadOptions) -> Run:
     from evaldelta.model import Run
 
     src = str(path)
-    con = connect()
-    try:
+    with connect() as con:
         schema = _schema(con, path)
         _check_types(src, schema)
         scorers = _scorer_names(con, path, schema)
@@ -178,8 +177,6 @@ def read(path: Path, options: ReadOptions) -> Run:
         ]
         data = con.execute(f"SELECT {', '.join(columns)} FROM {_source(path)}").fetchnumpy()
         meta = _metadata(con, path)
-    finally:
-        con.close()
     n = len(data["test_id"])
     if not n:
         raise ParseError(src, None, "has no records: no rows in the file")
@@ -365,12 +362,9 @@ def write_parquet(run: Run, path: str | Path) -> int:
         InputError: the file cannot be written.
     """
     import duckdb
-    import msgspec
-    import numpy as np
 
     from evaldelta.io._duckdb import connect
 
-    n = len(run)
     scorers = list(run.scorer_scores)
     struct = ", ".join(f"{_ident(s)} DOUBLE" for s in scorers)
     texts = [c for c in TEXTS if run.texts is not None and c in run.texts]
@@ -380,7 +374,7 @@ def write_parquet(run: Run, path: str | Path) -> int:
         "attempt BIGINT",
         "score DOUBLE",
         "passed BOOLEAN",
-        *(f"scores STRUCT({struct})" for _ in [0] if scorers),
+        *([f"scores STRUCT({struct})"] if scorers else []),
         *(f"{c} DOUBLE" for c in NUMBERS),
         "error VARCHAR",
         "error_kind VARCHAR",
@@ -390,67 +384,81 @@ def write_parquet(run: Run, path: str | Path) -> int:
         *(f"{c} JSON" for c in texts),
         "input_hash BIGINT",
     ]
-    encode = msgspec.json.encode
-    con = connect()
     try:
-        con.execute(f"CREATE TABLE records ({', '.join(columns)})")
-        for start in range(0, n, BATCH):
-            stop = min(start + BATCH, n)
-            sl = slice(start, stop)
-            batch: dict[str, Any] = {
-                "test_id": np.asarray(run.test_ids, dtype=object)[run.test_index[sl]],
-                "target": np.asarray(run.targets, dtype=object)[run.target_index[sl]],
-                "attempt": run.attempt[sl],
-                "score": run.score[sl],
-                "passed": np.ma.masked_array(run.passed[sl] == 1, mask=run.passed[sl] < 0),
-                **{f"s{i}": run.scorer_scores[s][sl] for i, s in enumerate(scorers)},
-                **{c: getattr(run, c)[sl] for c in NUMBERS},
-                "error": _sparse(run.errors, start, stop),
-                "error_kind": _sparse(run.error_kinds, start, stop),
-                "safety_failure": run.safety_failure[sl],
-                "category": _categories(run, sl),
-                "tags": _sparse({i: list(t) for i, t in run.tags.items()}, start, stop),
-                **{
-                    c: np.asarray(
-                        [None if v is None else encode(v).decode() for v in run.texts[c][sl]],
-                        dtype=object,
-                    )
-                    for c in texts
-                    if run.texts is not None
-                },
-                "input_hash": run.input_hash[sl],
-            }
-            con.register("batch", batch)
-            scores = (
-                f"struct_pack({', '.join(f'{_ident(s)} := s{i}' for i, s in enumerate(scorers))}), "
-                if scorers
-                else ""
-            )
-            con.execute(
-                "INSERT INTO records SELECT test_id, target, attempt, score, passed, "
-                f"{scores}{', '.join(NUMBERS)}, error, error_kind, safety_failure, category, "
-                f"tags, {''.join(f'{c}, ' for c in texts)}input_hash FROM batch"
-            )
-            con.unregister("batch")
-        meta = encode(
-            {
-                "status": run.status,
-                "config": run.config,
-                "started_at": run.started_at,
-                "finished_at": run.finished_at,
-                "case_order": run.case_order,
-                "sequential": run.sequential,
-            }
-        ).decode()
-        con.execute(
-            f"COPY records TO {_quote(str(path))} (FORMAT parquet, COMPRESSION zstd, "
-            f"KV_METADATA {{{META_KEY}: {_quote(meta)}}})"
-        )
+        with connect() as con:
+            _write(con, run, path, columns, scorers, texts)
     except duckdb.IOException as exc:
         raise InputError(f"{path}: cannot write the Parquet file ({_first_line(exc)})") from exc
-    finally:
-        con.close()
-    return n
+    return len(run)
+
+
+def _write(
+    con: duckdb.DuckDBPyConnection,
+    run: Run,
+    path: str | Path,
+    columns: list[str],
+    scorers: list[str],
+    texts: list[str],
+) -> None:
+    """The records of ``run`` into a table, batch by batch, and the table to ``path``."""
+    import msgspec
+    import numpy as np
+
+    encode = msgspec.json.encode
+    n = len(run)
+    con.execute(f"CREATE TABLE records ({', '.join(columns)})")
+    for start in range(0, n, BATCH):
+        stop = min(start + BATCH, n)
+        sl = slice(start, stop)
+        batch: dict[str, Any] = {
+            "test_id": np.asarray(run.test_ids, dtype=object)[run.test_index[sl]],
+            "target": np.asarray(run.targets, dtype=object)[run.target_index[sl]],
+            "attempt": run.attempt[sl],
+            "score": run.score[sl],
+            "passed": np.ma.masked_array(run.passed[sl] == 1, mask=run.passed[sl] < 0),
+            **{f"s{i}": run.scorer_scores[s][sl] for i, s in enumerate(scorers)},
+            **{c: getattr(run, c)[sl] for c in NUMBERS},
+            "error": _sparse(run.errors, start, stop),
+            "error_kind": _sparse(run.error_kinds, start, stop),
+            "safety_failure": run.safety_failure[sl],
+            "category": _categories(run, sl),
+            "tags": _sparse({i: list(t) for i, t in run.tags.items()}, start, stop),
+            **{
+                c: np.asarray(
+                    [None if v is None else encode(v).decode() for v in run.texts[c][sl]],
+                    dtype=object,
+                )
+                for c in texts
+                if run.texts is not None
+            },
+            "input_hash": run.input_hash[sl],
+        }
+        con.register("batch", batch)
+        scores = (
+            f"struct_pack({', '.join(f'{_ident(s)} := s{i}' for i, s in enumerate(scorers))}), "
+            if scorers
+            else ""
+        )
+        con.execute(
+            "INSERT INTO records SELECT test_id, target, attempt, score, passed, "
+            f"{scores}{', '.join(NUMBERS)}, error, error_kind, safety_failure, category, "
+            f"tags, {''.join(f'{c}, ' for c in texts)}input_hash FROM batch"
+        )
+        con.unregister("batch")
+    meta = encode(
+        {
+            "status": run.status,
+            "config": run.config,
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+            "case_order": run.case_order,
+            "sequential": run.sequential,
+        }
+    ).decode()
+    con.execute(
+        f"COPY records TO {_quote(str(path))} (FORMAT parquet, COMPRESSION zstd, "
+        f"KV_METADATA {{{META_KEY}: {_quote(meta)}}})"
+    )
 
 
 def _ident(name: str) -> str:
