@@ -588,7 +588,8 @@ def _grouped_run(
         raise _ReplanError(groups=missing, scorers=scorers)
     first = _first_positions(con, order_query, cols)
     order = np.argsort(first, kind="stable")
-    cols = {name: values[order] for name, values in cols.items()}
+    for name in list(cols):  # one column at a time: never two copies of them all
+        cols[name] = cols[name][order]
     first = first[order]
     rows = len(first)
     _fill_absent(cols, plan, rows)
@@ -662,7 +663,7 @@ def _grouped_run(
         config=config,
         started_at=min(started) if started else None,
         finished_at=max(finished) if finished else None,
-        input_hash=_fingerprints(_strings(cols["input"])),
+        input_hash=_fingerprints(_strings(cols.pop("input"))),
         extra={},
         test_ids=test_ids,
         targets=target_names,
