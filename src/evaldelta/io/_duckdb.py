@@ -48,9 +48,10 @@ class FallbackError(Exception):
 
 #: DuckDB's own memory, at most: past it, what it can it writes to a temporary folder
 #: (removed after), and what it cannot sends the file to the plain path. The JSON
-#: reader's buffers and the groups of a million cases fit; memory then grows with the
-#: cases evaldelta keeps, not with DuckDB's appetite (by default, 80% of the machine).
-MEMORY_LIMIT = "256MB"
+#: reader's buffers and the groups of a million cases fit (256 MB did not, always);
+#: memory then grows with the cases evaldelta keeps, not with DuckDB's appetite (by
+#: default, 80% of the machine).
+MEMORY_LIMIT = "512MB"
 
 
 @contextmanager
@@ -396,28 +397,27 @@ def _jsonl_records(source: str, plan: _Plan) -> str:
 
 def _grouped_query(records: str, plan: _Plan) -> str:
     """Per (test id, target): counts, firsts and the sums of every measured column; the
-    groups of fields the file does not have are left out."""
+    groups of fields the file does not have are left out. What each record adds is worked
+    out before the grouping (an aggregate with a filter costs more than a plain one)."""
     groups = plan.groups
     measures = plan.measures()
-    parts = []
+    values = []  # per record, before the grouping
+    parts = []  # per case
     decimal_bits = []
     for i, (name, column) in enumerate(measures.items()):
-        ok = f"NOT infra AND {column} IS NOT NULL"
-        parts += [
-            f"sum(round({column} * 1e6)) FILTER (WHERE {ok}) AS m{i}_micro",
-            f"count({column}) FILTER (WHERE NOT infra) AS m{i}_n",
-        ]
+        values.append(f"CASE WHEN NOT infra THEN {column} END AS v{i}")
+        parts += [f"sum(round(v{i} * 1e6)) AS m{i}_micro", f"count(v{i}) AS m{i}_n"]
         decimal_bits.append(
-            f"CASE WHEN {ok} AND NOT (round({column} * 1e6) / 1e6 = {column} "
-            f"AND abs({column}) <= 1e8) THEN {1 << (_MEASURE_SHIFT + i)} ELSE 0 END"
+            f"CASE WHEN round(v{i} * 1e6) / 1e6 = v{i} AND abs(v{i}) <= 1e8 OR v{i} IS NULL "
+            f"THEN 0 ELSE {1 << (_MEASURE_SHIFT + i)} END"
         )
         if name in plan.sorted_sums:
-            parts.append(f"list_sum(list_sort(list({column}) FILTER (WHERE {ok}))) AS m{i}_sorted")
+            parts.append(f"list_sum(list_sort(list(v{i}))) AS m{i}_sorted")
     if "errors" in groups:
         parts += [
-            "count(*) FILTER (WHERE NOT infra) AS valid",
-            "count(*) FILTER (WHERE is_error) AS errors",
-            "count(*) FILTER (WHERE infra) AS infra",
+            "count(*) - sum(infra::INT) AS valid",
+            "sum(is_error::INT) AS errors",
+            "sum(infra::INT) AS infra",
         ]
     if "safety" in groups:
         parts.append("bool_or(safety) AS safety")
@@ -429,45 +429,53 @@ def _grouped_query(records: str, plan: _Plan) -> str:
             "count(category) AS category_n",
         ]
     if "run" in groups:
+        values.append("hash(config) AS config_hash")
         parts += [
             "any_value(config) AS config",
-            "min(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_low",
-            "max(hash(config)) FILTER (WHERE config IS NOT NULL) AS config_high",
+            "min(config_hash) FILTER (WHERE config IS NOT NULL) AS config_low",
+            "max(config_hash) FILTER (WHERE config IS NOT NULL) AS config_high",
             f"bool_or(run_status IN {_in(INTERRUPTED_STATUSES)}) AS interrupted",
             f"bool_or(run_status = {_quote(STOPPED_EARLY)}) AS stopped_early",
         ]
     if "stamp" in groups:
-        parts += [
-            "min(stamp) FILTER (WHERE stamp <> '\"\"') AS started",
-            "max(stamp) FILTER (WHERE stamp <> '\"\"') AS finished",
-        ]
+        values.append("nullif(stamp, '\"\"') AS stamp_set")
+        parts += ["min(stamp_set) AS started", "max(stamp_set) AS finished"]
     finite = " + ".join(
         f"coalesce({c}, 0)" for c in ("latency", "wait", "cost_usd", "input_tokens",
                                       "output_tokens", *(f"s{i}" for i in range(len(plan.scorers))))
     )  # fmt: skip
     return f"""
         WITH raw AS NOT MATERIALIZED ({records}),
-        records AS NOT MATERIALIZED (
+        scored AS NOT MATERIALIZED (
             SELECT *,
                 CASE WHEN raw_score IS NOT NULL THEN raw_score
                      WHEN is_error AND NOT any_scorer THEN 0.0 END AS score,
                 CASE WHEN latency IS NULL THEN NULL
                      ELSE greatest(latency - coalesce(wait, 0.0), 0.0) END AS net_latency
             FROM raw
+        ),
+        records AS NOT MATERIALIZED (
+            SELECT test_id, target, cell, input, category, config, run_status, stamp, safety,
+                is_error, infra,
+                (NOT infra AND coalesce(passed, score >= $threshold))::INT AS passing,
+                CASE WHEN input IS NOT NULL THEN hash(input) END AS input_hash,
+                mask | CASE WHEN score IS NULL OR NOT isfinite(score) OR abs(score) > 1e12
+                    OR NOT isfinite({finite}) THEN {_WRONG} ELSE 0 END AS checked,
+                {", ".join(values)}
+            FROM scored
         )
         SELECT
             test_id, target,
+            test_id ->> '$' AS test_text,
+            target ->> '$' AS target_text,
             min(cell) AS cell,
             count(*) AS attempts,
-            count(*) FILTER (WHERE NOT infra AND coalesce(passed, score >= $threshold))
-                AS passes,
+            sum(passing) AS passes,
             any_value(input) AS input,
-            min(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_low,
-            max(hash(input)) FILTER (WHERE input IS NOT NULL) AS input_high,
+            min(input_hash) AS input_low,
+            max(input_hash) AS input_high,
             count(input) AS input_n,
-            bit_or(mask | {" | ".join(decimal_bits)} | CASE WHEN score IS NULL
-                OR NOT isfinite(score) OR abs(score) > 1e12 OR NOT isfinite({finite})
-                THEN {_WRONG} ELSE 0 END) AS mask,
+            bit_or(checked | {" | ".join(decimal_bits)}) AS mask,
             {", ".join(parts)}
         FROM records
         GROUP BY test_id, target
@@ -575,7 +583,11 @@ def _grouped_run(
     if len(measures) > _MAX_MEASURES:
         raise FallbackError("more scorers than one query sums")
     threshold = pass_threshold - 1e-12
+    # The groups need no order (the cells' order comes from the order query): DuckDB
+    # then holds no rows back to keep it.
+    con.execute("SET preserve_insertion_order = false")
     cols = con.execute(_grouped_query(records, plan), {"threshold": threshold}).fetchnumpy()
+    con.execute("SET preserve_insertion_order = true")
     if not len(cols["test_id"]):
         raise FallbackError("no records")
     masks = np.asarray(cols["mask"], dtype=np.int64)
@@ -594,8 +606,8 @@ def _grouped_run(
     rows = len(first)
     _fill_absent(cols, plan, rows)
     _settle_firsts(con, source, cols)
-    target_col = _decoded(cols["target"])
-    test_col = _decoded(cols["test_id"])
+    target_col = _strings(cols["target_text"])
+    test_col = _strings(cols["test_text"])
     if len(set(zip(test_col, target_col, strict=True))) != rows:
         raise FallbackError("one case's test id or target written in two ways")
     target_names = list(dict.fromkeys(target_col))
