@@ -504,9 +504,17 @@ def shown(argv: Sequence[str], big: Path) -> str:
         str(SMALL_FILE): str(SMALL_FILE.relative_to(REPO)),
         os.devnull: "/dev/null",
     }
-    # The file 10x larger sits beside the big one.
-    other = {str(p): "FILE10" for p in big.parent.glob("combined-*.jsonl") if p != big}
-    words = [names.get(a, other.get(a, a)) for a in argv]
+
+    # The file 10x larger sits beside the big one (and may be gone by now).
+    def name(arg: str) -> str:
+        if arg in names:
+            return names[arg]
+        other = Path(arg)
+        if other.parent == big.parent and other.name.startswith("combined-") and other != big:
+            return "FILE10"
+        return arg
+
+    words = [name(a) for a in argv]
     if words and words[0].endswith("evaldelta"):
         words[0] = "evaldelta"
     return " ".join(shlex.quote(w) for w in words)
