@@ -158,3 +158,18 @@ def test_the_fixture_is_the_run_it_was_written_from() -> None:
     written by ``write_parquet`` (``runs export --format parquet`` writes the same)."""
     back = load(FIXTURES / "parquet" / "before.parquet")
     assert_same_run(back, load(REPO / "examples" / "agent-versions" / "before.jsonl"))
+
+
+def test_a_stored_run_exported_comes_back_column_for_column(tmp_path: Path) -> None:
+    """What ``runs export --format parquet`` writes: the run as the store gives it back."""
+    from evaldelta.store import open_store
+
+    with open_store(tmp_path / "runs.db") as store:
+        for source in (
+            FIXTURES / "combined-results.jsonl",
+            REPO / "examples" / "agent-versions" / "after.jsonl",
+        ):
+            for run_id in store.import_run(load(source), name="r"):
+                stored = store.get_run(run_id, keep_text=True)
+                write_parquet(stored, tmp_path / "run.parquet")
+                assert_same_run(load(tmp_path / "run.parquet"), stored)
