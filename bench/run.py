@@ -1,13 +1,17 @@
-"""Time evaldelta on a large combined results file, beside a plain Python line loop.
+"""Time evaldelta on a large combined results file, beside DuckDB doing the same reading.
 
 Every figure is a whole process (start-up, reading, statistics, output), timed by the wall
-clock, the median of several runs. Each is also given as a ratio to the time of
-``for line in open(f): pass`` over the same file, since absolute times drift on shared
-machines while the ratio does not. Peak memory is each command's maximum resident set size,
-from GNU ``/usr/bin/time`` where there is one, else ``os.wait4``. The page cache and the
-bytecode cache are filled before timing begins. The targets are those of issue 7.
+clock, the median of several runs. Each is also given as a ratio to a reference timed in
+the same run, since absolute times drift on shared machines while the ratio does not: the
+reference query (DuckDB alone: ``read_json`` of the file with explicit columns, grouped by
+test id and target, means, counts and each case's first input, written to /dev/null),
+and for start-up, ``python -c "import numpy, msgspec"``. Peak memory is each command's
+maximum resident set size, from GNU ``/usr/bin/time`` where there is one, else
+``os.wait4``. The page cache and the bytecode cache are filled before timing begins. The
+targets are those of issue 16.
 
     python bench/run.py                       # 1,000,000 records, 3 runs each
+    python bench/run.py --ten-x               # also a file 10x larger (10,000,000 records)
     python bench/run.py --quick               # a tiny file, 1 run: proves the harness works
     python bench/run.py --markdown bench/RESULTS.md
 
@@ -49,11 +53,25 @@ QUICK_RECORDS = 2_000
 NO_STORE = "skipped: evaldelta has no run store yet"
 LINE_LOOP = 'for line in open(__import__("sys").argv[1], encoding="utf-8"): pass'
 BYTES_LOOP = 'for line in open(__import__("sys").argv[1], "rb"): pass'
+#: The reference: DuckDB alone reading the file with explicit column types and grouping it
+#: per test id and target (the means, counts and first input every comparison starts from).
+REFERENCE_QUERY = """\
+import sys, duckdb
+path = sys.argv[1].replace("'", "''")
+duckdb.connect().execute(f\"\"\"
+COPY (
+  SELECT test_id, target, avg(score) AS score, count(*) AS attempts, first(input) AS input
+  FROM read_json('{path}', format='newline_delimited', columns={{
+    test_id: 'VARCHAR', target: 'VARCHAR', score: 'DOUBLE', input: 'VARCHAR'}})
+  GROUP BY test_id, target
+) TO '/dev/null' (FORMAT csv)\"\"\")
+"""
+IMPORTS = "import numpy, msgspec"
 
 
 @dataclass(frozen=True)
 class Target:
-    """What issue 7 asks of one figure; ``None`` where it asks nothing."""
+    """What issue 16 asks of one figure; ``None`` where it asks nothing."""
 
     ratio: float | None = None
     seconds: float | None = None
@@ -62,7 +80,7 @@ class Target:
     def describe(self) -> str:
         parts = []
         if self.ratio is not None:
-            parts.append(f"<= {self.ratio:g}x loop")
+            parts.append(f"<= {self.ratio:g}x")
         if self.seconds is not None:
             parts.append(
                 f"< {self.seconds * 1000:g} ms" if self.seconds < 1 else f"< {self.seconds:g} s"
@@ -85,7 +103,7 @@ class Task:
 
     what: str
     argv: tuple[str, ...]
-    #: The ``what`` of the line loop this figure is divided by, if any.
+    #: The ``what`` of the figure this one is divided by, if any.
     reference: str | None = None
     target: Target | None = None
     #: Exit codes that mean it worked: compare and gate exit 1 on a regression.
@@ -233,12 +251,15 @@ def child_env(workdir: Path, store: Path) -> dict[str, str]:
     return env
 
 
-def warm_ups(evaldelta: str, big: Path) -> list[tuple[str, ...]]:
-    """Untimed runs: read the big file once, and import what each command imports."""
+def warm_ups(evaldelta: str, big: Path, huge: Path | None = None) -> list[tuple[str, ...]]:
+    """Untimed runs: read the big files once, and import what each command imports."""
     pair = ("--baseline", BASELINE, "--candidate", CANDIDATE, "-o", os.devnull)
     small = str(SMALL_FILE)
+    read = "import sys\nfor line in open(sys.argv[1], 'rb'): pass"
     return [
-        (sys.executable, "-c", "import sys\nfor line in open(sys.argv[1], 'rb'): pass", str(big)),
+        (sys.executable, "-c", read, str(big)),
+        *([(sys.executable, "-c", read, str(huge))] if huge is not None else []),
+        (sys.executable, "-c", REFERENCE_QUERY, small),
         (evaldelta, "compare", small, *pair),
         (evaldelta, "compare", small, "-o", os.devnull),
         (evaldelta, "gate", small, *pair),
@@ -268,7 +289,14 @@ def has_store(evaldelta: str, env: dict[str, str]) -> bool:
     return proc.returncode == 0
 
 
-def tasks(evaldelta: str, big: Path, *, store: Path, store_exists: bool) -> list[Task]:
+def tasks(
+    evaldelta: str,
+    big: Path,
+    *,
+    store: Path,
+    store_exists: bool,
+    huge: Path | None = None,
+) -> list[Task]:
     """What to time, in the order it is timed (the stored compare reads the last import)."""
     python = sys.executable
     pair = ("--baseline", BASELINE, "--candidate", CANDIDATE)
@@ -283,37 +311,39 @@ def tasks(evaldelta: str, big: Path, *, store: Path, store_exists: bool) -> list
         shutil.rmtree(store.parent, ignore_errors=True)
         store.parent.mkdir(parents=True)
 
-    reference = "line loop (reference)"
-    small_reference = "line loop, 9-record file"
-    return [
-        Task(reference, loop(LINE_LOOP, big)),
+    reference = "reference query (DuckDB alone)"
+    imports = "python -c 'import numpy, msgspec'"
+    pairwise = "compare pairwise"
+    found = [
+        Task(reference, loop(REFERENCE_QUERY, big)),
+        Task("line loop", loop(LINE_LOOP, big), reference),
         Task("line loop, bytes (no decoding)", loop(BYTES_LOOP, big), reference),
         Task(
-            "compare pairwise",
+            pairwise,
             (evaldelta, "compare", str(big), *pair, "--json", *out),
             reference,
-            Target(ratio=8, peak_mb=300),
+            Target(ratio=1.5, peak_mb=350),
             verdict,
         ),
         Task(
             "compare N-way matrix",
             (evaldelta, "compare", str(big), "--json", *out),
             reference,
-            Target(ratio=8),
+            Target(ratio=1.7),
             verdict,
         ),
         Task(
             "gate (10,000 resamples)",
             (evaldelta, "gate", str(big), *pair, *out),
             reference,
-            Target(ratio=8, peak_mb=300),
+            Target(ratio=1.5, peak_mb=350),
             verdict,
         ),
         Task(
             "runs import",
             (evaldelta, "runs", "import", str(big), "--name", RUN_NAME),
             reference,
-            Target(seconds=10),
+            Target(ratio=2),
             before=empty_store,
             skip=no_store,
         ),
@@ -328,19 +358,30 @@ def tasks(evaldelta: str, big: Path, *, store: Path, store_exists: bool) -> list
                 *out,
             ),
             reference,
-            Target(seconds=1),
+            Target(ratio=0.5),
             verdict,
             skip=no_store,
         ),
-        Task(small_reference, loop(LINE_LOOP, SMALL_FILE)),
+        Task(imports, (python, "-c", IMPORTS)),
         Task(
             "compare 9-record file (start-up)",
             (evaldelta, "compare", str(SMALL_FILE), *pair, "--json", *out),
-            small_reference,
-            Target(seconds=0.15),
+            imports,
+            Target(ratio=1.3),
             verdict,
         ),
     ]
+    if huge is not None:
+        found.append(
+            Task(
+                "compare pairwise, 10x the records",
+                (evaldelta, "compare", str(huge), *pair, "--json", *out),
+                pairwise,
+                Target(ratio=12, peak_mb=1000),
+                verdict,
+            )
+        )
+    return found
 
 
 def rows(figures: list[Figure]) -> list[Row]:
@@ -373,7 +414,7 @@ def rows(figures: list[Figure]) -> list[Row]:
     return table
 
 
-HEADER = Row("what", "median s", "x loop", "peak MB", "target", "met", "runs (s)")
+HEADER = Row("what", "median s", "x ref", "peak MB", "target", "met", "runs (s)")
 
 
 def render_text(table: list[Row]) -> str:
@@ -424,12 +465,13 @@ def machine(evaldelta: str, load: tuple[float, float]) -> list[str]:
         [
             sys.executable,
             "-c",
-            "import numpy, msgspec; print(numpy.__version__, msgspec.__version__)",
+            "import numpy, msgspec, duckdb;"
+            " print(numpy.__version__, msgspec.__version__, duckdb.__version__)",
         ],
         capture_output=True,
         text=True,
         check=False,
-    ).stdout.split() or ["?", "?"]
+    ).stdout.split() or ["?", "?", "?"]
     version = subprocess.run(
         [evaldelta, "--version"], capture_output=True, text=True, check=False
     ).stdout.strip()
@@ -443,7 +485,8 @@ def machine(evaldelta: str, load: tuple[float, float]) -> list[str]:
         f"- CPU: {model}, {cores} cores ({usable} usable)",
         f"- memory: {mem_kb / 1024**2:.1f} GiB",
         f"- {platform.system()} {platform.release()}",
-        f"- Python {platform.python_version()}, numpy {versions[0]}, msgspec {versions[-1]}",
+        f"- Python {platform.python_version()}, numpy {versions[0]}, msgspec {versions[1]},"
+        f" duckdb {versions[-1]}",
         f"- {version or 'evaldelta'}"
         + (f", commit {commit} (working tree as it was)" if commit else ""),
         f"- load average (1 min) when timing began and ended: {load[0]:.2f}, {load[1]:.2f}"
@@ -457,10 +500,21 @@ def shown(argv: Sequence[str], big: Path) -> str:
     names = {
         sys.executable: "python",
         str(big): "FILE",
+        REFERENCE_QUERY: "REFERENCE",
         str(SMALL_FILE): str(SMALL_FILE.relative_to(REPO)),
         os.devnull: "/dev/null",
     }
-    words = [names.get(a, a) for a in argv]
+
+    # The file 10x larger sits beside the big one (and may be gone by now).
+    def name(arg: str) -> str:
+        if arg in names:
+            return names[arg]
+        other = Path(arg)
+        if other.parent == big.parent and other.name.startswith("combined-") and other != big:
+            return "FILE10"
+        return arg
+
+    words = [name(a) for a in argv]
     if words and words[0].endswith("evaldelta"):
         words[0] = "evaldelta"
     return " ".join(shlex.quote(w) for w in words)
@@ -486,9 +540,11 @@ def render_markdown(
             f"`{command}`: {records:,} records ({records // (TARGETS * ATTEMPTS):,} cases x"
             f" {TARGETS} targets x {ATTEMPTS} attempts, {size_mb:,.0f} MB, `bench/generate.py"
             f" --seed {SEED}`). Each figure is the wall-clock time of the whole process, the"
-            f" median of {repeat} run{'s' if repeat != 1 else ''}; `x loop` divides it by the"
-            " time of a plain `for line in open(f): pass` over the same file (the reference)."
-            f" Peak memory: {MEMORY_METHOD}.",
+            f" median of {repeat} run{'s' if repeat != 1 else ''}; `x ref` divides it by the"
+            " time of its reference, taken in the same run: the reference query (DuckDB alone"
+            " reading the file with explicit columns and grouping it per test id and target),"
+            " `python -c 'import numpy, msgspec'` for start-up, and the 1,000,000-record"
+            f" compare for the file 10x larger. Peak memory: {MEMORY_METHOD}.",
             "",
             render_markdown_table(table),
             "",
@@ -504,8 +560,9 @@ def render_markdown(
             "",
             "## Commands",
             "",
-            "`FILE` is the generated file. The run store is `EVALDELTA_STORE`, in the work"
-            " folder, emptied before each import.",
+            "`FILE` is the generated file (`FILE10` the one 10x larger). The run store is"
+            " `EVALDELTA_STORE`, in the work folder, emptied before each import. `REFERENCE`"
+            " is the reference query's script (`REFERENCE_QUERY` in `bench/run.py`).",
             "",
             *(f"- {f.task.what}: `{shown(f.task.argv, big)}`" for f in figures),
             "",
@@ -529,6 +586,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"{QUICK_RECORDS:,} records, 1 run: proves the harness works (for CI)",
     )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the results here")
+    parser.add_argument(
+        "--ten-x",
+        action="store_true",
+        help="also time a compare of a file 10x larger (written to the work folder: ~4.8 GB"
+        " for the default size; deleted afterwards unless --keep)",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the 10x file in the work folder afterwards"
+    )
     args = parser.parse_args(argv)
     records = args.records or (QUICK_RECORDS if args.quick else 1_000_000)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -547,10 +613,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = workdir / "store" / "runs.db"
         env = child_env(workdir, store)
         big = results_file(workdir, records)
-        todo = tasks(evaldelta, big, store=store, store_exists=has_store(evaldelta, env))
+        huge = results_file(workdir, records * 10) if args.ten_x else None
+        todo = tasks(evaldelta, big, store=store, store_exists=has_store(evaldelta, env), huge=huge)
 
         # Untimed: fill the page cache and the bytecode cache, so no figure pays for them.
-        for argv_ in warm_ups(evaldelta, big):
+        for argv_ in warm_ups(evaldelta, big, huge):
             run_once(argv_, cwd=workdir, env=env)
 
         print(f"timing {len(todo)} commands, {repeat} run(s) each; peak memory: {MEMORY_METHOD}")
@@ -561,6 +628,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures.append(measure(task, repeat=repeat, cwd=workdir, env=env))
         load = (load_before, os.getloadavg()[0])
         size_mb = big.stat().st_size / 1e6
+        if huge is not None and not args.keep:
+            huge.unlink()
 
     table = rows(figures)
     print()

@@ -16,14 +16,15 @@ from tests.conftest import REPO
 BENCH = REPO / "bench"
 #: Every row ``bench/run.py`` prints, the skipped ones included.
 ROWS = (
-    "line loop (reference)",
+    "reference query (DuckDB alone)",
+    "line loop",
     "line loop, bytes (no decoding)",
     "compare pairwise",
     "compare N-way matrix",
     "gate (10,000 resamples)",
     "runs import",
     "compare two stored runs",
-    "line loop, 9-record file",
+    "python -c 'import numpy, msgspec'",
     "compare 9-record file (start-up)",
 )
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from evaldelta.analysis._comparison import Comparison
     from evaldelta.analysis._settings import CompareOptions
 
-__all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "Record", "Run"]
+__all__ = ["NUMBER_FIELDS", "TEXT_FIELDS", "CaseTotals", "Record", "Run"]
 
 #: Free-text fields of a record: kept only when a reader is asked to keep them.
 TEXT_FIELDS = ("input", "output", "expected", "metadata")
@@ -150,6 +150,69 @@ def float_column(values: Sequence[float | None] | None, n: int) -> FloatArray:
     return np.asarray(values, dtype=np.float64)  # numpy reads None as NaN here
 
 
+#: A column's values are added up exactly, in integers of 1e-6, when every value is a
+#: multiple of 1e-6 (0/1 scores, scores on a grid, milliseconds, tokens, dollars to the
+#: micro-dollar) of at most 1e8 and no case has more than 45 of them: the sum of their
+#: micro-units stays below 2**52, so it is the same whatever the order. Any other column
+#: is added up in ascending order within each case. Both are exact definitions that a
+#: reader grouping in SQL computes identically (see
+#: :func:`evaldelta.pairing._cases.sum_by_cell`).
+DECIMAL_SCALE = 1e6
+DECIMAL_MAX_VALUE = 1e8
+DECIMAL_MAX_COUNT = 45
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseTotals:
+    """What the attempts of each case add up to, for a run read already grouped.
+
+    A reader that groups records itself (the DuckDB engine, on large inputs) gives a run
+    with one row per case and target, the case's first record, and these totals beside
+    it, one entry per row. :func:`evaldelta.pairing.cases` reads them instead of the
+    records, with the same result as from the records themselves.
+
+    ``first``: the position of the case's first record in the file (orders the cases);
+    ``attempts``, ``valid``, ``errors``, ``infra``: records, those that ran (not lost to
+    infrastructure failures), with an error, and lost to infrastructure failures;
+    ``passes``: attempts that ran and passed at ``pass_threshold``; ``safety``: any
+    attempt had a safety failure; ``sums`` and ``counts``: per measured column (``score``,
+    ``latency_ms`` net of waits, ``cost_usd``, ``input_tokens``, ``output_tokens``, and
+    ``scorer:NAME``), the sum over the attempts that ran and gave a value (see
+    :func:`evaldelta.pairing._cases.sum_by_cell` for how it is added up) and their number.
+    """
+
+    pass_threshold: float
+    first: IntArray
+    attempts: IntArray
+    valid: IntArray
+    errors: IntArray
+    infra: IntArray
+    passes: IntArray
+    safety: BoolArray
+    sums: dict[str, FloatArray]
+    counts: dict[str, IntArray]
+
+    @property
+    def records(self) -> int:
+        """Number of records (attempts) behind the rows."""
+        return int(self.attempts.sum())
+
+    def take(self, rows: IntArray) -> CaseTotals:
+        """The totals of ``rows``, in that order."""
+        return CaseTotals(
+            pass_threshold=self.pass_threshold,
+            first=self.first[rows],
+            attempts=self.attempts[rows],
+            valid=self.valid[rows],
+            errors=self.errors[rows],
+            infra=self.infra[rows],
+            passes=self.passes[rows],
+            safety=self.safety[rows],
+            sums={k: v[rows] for k, v in self.sums.items()},
+            counts={k: v[rows] for k, v in self.counts.items()},
+        )
+
+
 class Run:
     """A set of records, stored by column.
 
@@ -199,6 +262,7 @@ class Run:
         "test_ids",
         "test_index",
         "texts",
+        "totals",
         "wait_ms",
     )
 
@@ -240,8 +304,12 @@ class Run:
     #: what was not spent); its status is ``stopped early`` when it settled. ``None``
     #: for any other run.
     sequential: dict[str, Any] | None
+    #: A run read already grouped (large inputs, by the DuckDB engine): each row is one
+    #: case of one target (its first record) and these are what its attempts add up to;
+    #: ``None`` for a run of records.
+    totals: CaseTotals | None
 
-    _OPTIONAL = ("case_order", "sequential")
+    _OPTIONAL = ("case_order", "sequential", "totals")
 
     def __init__(self, **columns: Any) -> None:
         for name in self.__slots__:
@@ -556,6 +624,11 @@ class Run:
         """
         import numpy as np
 
+        if self.totals is not None:
+            raise PairingError(
+                f"{self.source}: was read grouped by case, so its records cannot be scored "
+                "by one scorer; load it without grouping"
+            )
         if scorer not in self.scorer_scores:
             present = ", ".join(self.scorers) or "none"
             raise PairingError(
@@ -646,6 +719,7 @@ class Run:
             lines=None if self.lines is None else self.lines[idx],
             case_order=self.case_order,
             sequential=self.sequential,
+            totals=None if self.totals is None else self.totals.take(idx),
         )
 
     # -- conveniences that hand over to later layers (imported when called) ---------

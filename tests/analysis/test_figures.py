@@ -129,6 +129,32 @@ def test_bootstrap_where_affordable_else_the_normal_interval() -> None:
     fine = rng.integers(0, levels, n) / levels
     assert mean_interval(coarse, settings, 0.95).method == "bootstrap"
     assert mean_interval(fine, settings, 0.95).method == "normal"
-    assert mean_interval(fine, settings, 0.95, always_bootstrap=True).method == "bootstrap"
     # A small sample is always bootstrapped, whatever its levels.
     assert mean_interval(fine[:1000], settings, 0.95).method == "bootstrap"
+
+
+def test_a_continuous_score_on_many_cases_gets_the_normal_interval() -> None:
+    """The change of the mean score follows the rule of every figure: over 5,000 cases of
+    continuous scores (over 200 levels), the normal interval, which matches the bootstrap
+    there (checked here against 10,000 seeded resamples, the bootstrap it replaces)."""
+    import numpy as np
+
+    from evaldelta.stats import bootstrap_mean
+
+    rng = np.random.default_rng(3)
+    n = 6000
+    base = rng.random(n)
+    cand = np.clip(base + rng.normal(0.01, 0.2, n), 0, 1)
+
+    def run(scores: np.ndarray) -> Run:
+        return Run.from_records(
+            Record(test_id=f"q{i}", score=float(s)) for i, s in enumerate(scores)
+        )
+
+    c = compare(run(base), run(cand))
+    score = c.figures.score
+    assert (score.method, score.n, score.resamples) == ("normal", n, None)
+    boot = bootstrap_mean(cand - base, level=0.95, resamples=10_000, seed=0)
+    assert score.estimate == pytest.approx(boot.estimate, abs=1e-12)
+    assert score.ci_low == pytest.approx(boot.ci_low, abs=5e-4)
+    assert score.ci_high == pytest.approx(boot.ci_high, abs=5e-4)

@@ -84,8 +84,8 @@ def test_unknown_format_names_the_options(evaldelta: Cli, tmp_path: Path) -> Non
     r = evaldelta("compare", odd, odd)
     assert r.code == 2
     assert (
-        "supported formats: inspect, lm-eval, promptfoo, deepeval, openai-evals, csv, jsonl"
-        in r.err
+        "supported formats: inspect, lm-eval, promptfoo, deepeval, openai-evals, parquet, csv, "
+        "jsonl" in r.err
     )
     assert "--input-format" in r.err
     assert "--map test_id=" in r.err
@@ -101,7 +101,7 @@ def test_one_object_in_no_known_format_names_the_formats_and_the_hints(
     assert r.err == (
         f"evaldelta: error: {odd}:1: not a results file evaldelta can read: the first "
         'record has none of the fields of any format evaldelta reads (fields found: "hello"); '
-        "formats tried: inspect, lm-eval, promptfoo, deepeval, openai-evals, csv, jsonl; "
+        "formats tried: inspect, lm-eval, promptfoo, deepeval, openai-evals, parquet, csv, jsonl; "
         "force one with --input-format FORMAT, or name this file's own fields with "
         "--map FIELD=NAME (e.g. --map test_id=id,score=correct)\n"
     )

@@ -216,6 +216,7 @@ def test_every_column_of_every_fixture_format_survives_export_and_load(tmp_path:
         "inspect",
         "lm-eval",
         "openai-evals",
+        "parquet",
         "promptfoo",
     }
     assert lost == KNOWN_LOSSES

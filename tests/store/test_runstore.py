@@ -67,6 +67,7 @@ def test_every_fixture_format_round_trips() -> None:
         "inspect",
         "lm-eval",
         "openai-evals",
+        "parquet",
         "promptfoo",
     }
 

@@ -86,8 +86,19 @@ def add_parser(commands: Commands) -> None:
 
 def load_run(args: argparse.Namespace, path: str) -> Run:
     """Load a results file as the options say; with inputs and outputs for HTML, which
-    shows them (the other formats never do, so they skip the cost)."""
-    return load_for(args, path, keep_text=args.format == "html")
+    shows them (the other formats never do, so they skip the cost). A large file may be
+    read already grouped per case (the DuckDB engine) when nothing asked for needs its
+    records: no report that shows them, no scorer to score by, no sequential replay (a
+    confidence sequence needs a run's recorded order), no field to cluster by."""
+    html = args.format == "html"
+    needs_records = (
+        html
+        or getattr(args, "scorer", None) is not None
+        or getattr(args, "sequential", False)
+        or getattr(args, "cluster_by", None) not in (None, "category")
+    )
+    grouped = None if needs_records else args.pass_threshold
+    return load_for(args, path, keep_text=html, grouped=grouped)
 
 
 def render_report(

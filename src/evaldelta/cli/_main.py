@@ -85,12 +85,30 @@ def error_message(exc: EvalDeltaError) -> str:
 def _limits_from_environment() -> None:
     """``EVALDELTA_MAX_LINE_MB`` / ``EVALDELTA_MAX_UNPACKED_MB``: the readers' bounds on
     one line (or archive member) and on what a compressed file unpacks to, raised for
-    a file that truly is that large."""
+    a file that truly is that large; ``EVALDELTA_DUCKDB_MB``: the size from which a file
+    is read by the DuckDB engine (``off``: never)."""
+    from evaldelta.errors import UsageError
+
+    engine = os.environ.get("EVALDELTA_DUCKDB_MB")
+    if engine:
+        from evaldelta.io._source import ENGINE
+
+        if engine.strip().lower() == "off":
+            ENGINE.duckdb_bytes = None
+        else:
+            try:
+                size = float(engine)
+            except ValueError:
+                size = -1.0
+            if not size >= 0:
+                raise UsageError(
+                    f"EVALDELTA_DUCKDB_MB must be a number of MiB >= 0, or off; got {engine!r}"
+                )
+            ENGINE.duckdb_bytes = int(size * 2**20)
     names = {"EVALDELTA_MAX_LINE_MB": "line_bytes", "EVALDELTA_MAX_UNPACKED_MB": "unpacked_bytes"}
     given = {name: os.environ[name] for name in names if os.environ.get(name)}
     if not given:
         return
-    from evaldelta.errors import UsageError
     from evaldelta.io._source import LIMITS
 
     for name, text in given.items():

@@ -225,11 +225,19 @@ def mapping_from(args: argparse.Namespace) -> dict[str, str] | None:
     return merged
 
 
-def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) -> Run:
+def load_for(
+    args: argparse.Namespace,
+    path: str,
+    *,
+    keep_text: bool = False,
+    grouped: float | None = None,
+) -> Run:
     """Load a results file as the options say. A run store file is read as its latest
     run, ``store.db:NAME`` or ``store.db:ID`` as the run named. An argument that is no
     existing path is looked up in the run store of the options: a number as a run id,
-    anything else as a run name (the latest run of that name)."""
+    anything else as a run name (the latest run of that name). ``grouped``: the pass
+    threshold at which a large file may be read already grouped per case (see
+    :func:`evaldelta.io.load`)."""
     import os
 
     from evaldelta.cli._store import run_from_store_file, store_file_ref
@@ -254,4 +262,5 @@ def load_for(args: argparse.Namespace, path: str, *, keep_text: bool = False) ->
             keep_text=keep_text,
             extra_fields=extra,
             mapping=mapping_from(args),
+            grouped=grouped,
         )

@@ -119,9 +119,18 @@ def add_parser(commands: Commands) -> None:
     rm.add_argument("refs", nargs="+", metavar="RUN", help="run ids or names")
     rm.set_defaults(run=run_rm)
 
-    export = _sub(sub, "export", "write a run as JSON Lines, which every command reads")
+    export = _sub(sub, "export", "write a run as JSON Lines or Parquet, which every command reads")
     export.add_argument("ref", metavar="RUN", help="a run id, or a name (its latest run)")
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    export.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE (default: stdout; Parquet needs one)"
+    )
+    export.add_argument(
+        "--format",
+        choices=("jsonl", "parquet"),
+        default=None,
+        help="jsonl (the default), or parquet: one row per record in the common model's "
+        "columns (the default for an -o FILE ending in .parquet)",
+    )
     add_progress_option(export)
     export.set_defaults(run=run_export)
 
@@ -440,10 +449,20 @@ def run_rename(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from evaldelta.store import export_jsonl
 
+    parquet = args.format == "parquet" or (
+        args.format is None and (args.output or "").lower().endswith(".parquet")
+    )
+    if parquet and args.output is None:
+        raise UsageError("runs export --format parquet needs -o FILE (Parquet is no text)")
     with progress_line(args, "reading") as line:
         with open_store_of(args, reading=True) as store:
             run = store.get_run(args.ref, keep_text=True, progress=line)
         line.step("writing")
+        if parquet:
+            from evaldelta.io import write_parquet
+
+            write_parquet(run, args.output)
+            return EXIT_OK
         if args.output is None:
             sys.stdout.flush()
             export_jsonl(run, sys.stdout.buffer, progress=line)

@@ -22,12 +22,40 @@ the input fingerprint), ``_errors.py`` (msgspec's errors in the user's words),
 ``_registry.py`` (the readers by name, sniffing, :func:`load`),
 ``_reader.py`` (the contract, and decoding a document or JSON Lines), ``_agentv.py``
 (agentv's statuses and columns, for ``jsonl`` and ``mapped``) and ``_jsonl_fast.py``
-(the plain path of the JSONL reader).
+(the plain path of the JSONL reader), ``_duckdb.py`` (the DuckDB engine: large files
+read and grouped per case in SQL, imported only then) and ``_parquet.py`` (Parquet files
+of records, read and written through DuckDB).
 """
 
 from __future__ import annotations
 
-from evaldelta.io._registry import READERS, Reader, formats, load
-from evaldelta.io._source import LIMITS, Limits
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["LIMITS", "READERS", "Limits", "Reader", "formats", "load"]
+if TYPE_CHECKING:
+    from evaldelta.model import Run
+
+from evaldelta.io._registry import READERS, Reader, formats, load
+from evaldelta.io._source import ENGINE, LIMITS, Engine, Limits
+
+
+def write_parquet(run: Run, path: str | os.PathLike[str]) -> int:
+    """Write ``run`` to a Parquet file of records (see :mod:`evaldelta.io._parquet`),
+    which every command reads back; returns the number of records written."""
+    from evaldelta.io._parquet import write_parquet as write
+
+    return write(run, Path(path))
+
+
+__all__ = [
+    "ENGINE",
+    "LIMITS",
+    "READERS",
+    "Engine",
+    "Limits",
+    "Reader",
+    "formats",
+    "load",
+    "write_parquet",
+]

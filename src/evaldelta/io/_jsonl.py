@@ -283,6 +283,18 @@ def _check_repeated_keys(src: str, chunk: LineChunk) -> None:
             return  # not JSON (or too deep): the reader names the line itself
 
 
+def check_repeated_keys_head(src: str, head: bytes) -> None:
+    """:func:`_check_repeated_keys` on the first bytes of a file (its whole lines), for
+    a reader that does not read the file in :class:`LineChunk` pieces."""
+    import numpy as np
+
+    whole = head[: head.rfind(b"\n") + 1]
+    if not whole:
+        return
+    breaks = np.flatnonzero(np.frombuffer(whole, dtype=np.uint8) == 10)
+    _check_repeated_keys(src, LineChunk(memoryview(whole), 1, breaks))
+
+
 class _Ids(Factorizer):
     """The test ids' factorizer, which also counts the ids written as numbers (id ->
     [records, first line]): ``1`` and ``"1"`` must not quietly become one case."""
@@ -384,24 +396,24 @@ def _general_columns(
 
 
 def _input_hashes(recs: list[Any]) -> list[int]:
-    """CRC-32 of each record's input, 0 where it has none.
+    """CRC-32 of each record's input, 0 where it has none (absent or null).
 
-    Structured inputs are hashed in a canonical form (keys sorted, no spacing), so two
-    tools that write the same question differently still agree. Attempts repeat their
-    input, so each distinct one is canonicalised once.
+    A string input hashes as its text, as the other readers hash it; any other value in
+    a canonical form (keys sorted, no spacing, numbers as msgspec writes them), so two
+    tools that write the same question differently still agree, and so does a reader
+    that gets the value from DuckDB's JSON. Attempts repeat their input, so each
+    distinct one is canonicalised once.
     """
     raws = [bytes(r.input) for r in recs]
     fingerprint: dict[bytes, int] = {}
     for raw in dict.fromkeys(raws):
-        if raw[:1] in (b"{", b"["):
-            canonical = msgspec.json.encode(msgspec.json.decode(raw), order="sorted")
-            fingerprint[raw] = zlib.crc32(canonical) or 1
-        elif raw[:1] == b'"':
-            # A string input hashes as its text, as the other readers hash it.
-            text: str = msgspec.json.decode(raw)
-            fingerprint[raw] = zlib.crc32(text.encode("utf-8", "surrogatepass")) or 1
+        value = msgspec.json.decode(raw) if raw else None
+        if value is None:
+            fingerprint[raw] = 0
+        elif isinstance(value, str):
+            fingerprint[raw] = zlib.crc32(value.encode("utf-8", "surrogatepass")) or 1
         else:
-            fingerprint[raw] = zlib.crc32(raw)
+            fingerprint[raw] = zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1
     return list(map(fingerprint.__getitem__, raws))
 
 

@@ -53,8 +53,6 @@ _PLAIN_OPTIONAL: dict[str, Any] = {
 }
 #: Most distinct targets (or statuses) the plain path spells out in its types.
 _MAX_SPELLED = 64
-#: The fingerprint of ``"input": null``, as the general path computes it from the raw JSON.
-_NULL_INPUT = zlib.crc32(b"null")
 
 
 class _Shape(NamedTuple):
@@ -347,10 +345,8 @@ def _plain_input_hashes(inputs: list[Any]) -> IntArray:
     def fingerprint(value: Any) -> int:
         if isinstance(value, str):
             return zlib.crc32(value.encode("utf-8", "surrogatepass")) or 1
-        if value is msgspec.UNSET:
+        if value is msgspec.UNSET or value is None:
             return 0
-        if value is None:
-            return _NULL_INPUT
         return zlib.crc32(msgspec.json.encode(value, order="sorted")) or 1
 
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from evaldelta.errors import ParseError, UnknownFormatError
-from evaldelta.io._source import RUN_DIR_INDEXES, read_bytes, resolve
+from evaldelta.io._source import LIMITS, RUN_DIR_INDEXES, engine_takes, read_bytes, resolve
 from evaldelta.model import Run
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ READERS: tuple[Reader, ...] = (
     Reader("promptfoo", "evaldelta.io._promptfoo"),
     Reader("deepeval", "evaldelta.io._deepeval"),
     Reader("openai-evals", "evaldelta.io._openai_evals"),
+    Reader("parquet", "evaldelta.io._parquet"),
     Reader("csv", "evaldelta.io._csv"),
     Reader("jsonl", "evaldelta.io._jsonl", mapped="evaldelta.io._mapped"),
 )
@@ -80,6 +81,7 @@ def load(
     keep_text: bool = True,
     extra_fields: Sequence[str] = (),
     mapping: Mapping[str, str] | None = None,
+    grouped: float | None = None,
 ) -> Run:
     """Read a results file (or a run directory) into a :class:`~evaldelta.model.Run`.
 
@@ -91,6 +93,12 @@ def load(
             document id to cluster cases by).
         mapping: field of the common model -> column or JSON path in the file
             (``--map test_id=question_id,score=correct``).
+        grouped: a pass threshold, to let a large file be read already grouped per case
+            at it (by the DuckDB engine, see :mod:`evaldelta.io._duckdb`): the run then
+            holds one row per case and target, with its :class:`~evaldelta.model.CaseTotals`,
+            and compares exactly as the records would. Only with ``keep_text=False`` and
+            no ``extra_fields`` or ``mapping``; a file the engine does not take is read
+            as records all the same.
     """
     options: dict[str, Any] = {"keep_text": keep_text, "extra_fields": extra_fields}
     if mapping:
@@ -110,6 +118,10 @@ def load(
                 return reader.read(p, **options)
     file = resolve(p)
     head = _head(file)
+    if grouped is not None and not keep_text and not extra_fields and not mapping:
+        run = _read_grouped(file, head, grouped)
+        if run is not None:
+            return run
     if not head.strip() or (not mapping and _plainly_agentv(head)):
         return _JSONL.read(file, **options)  # (an empty file is reported there)
     for reader in READERS:
@@ -136,6 +148,26 @@ def load(
         f"supported formats: {', '.join(formats())} (force one with --input-format, or "
         "map a CSV's or a JSONL's own fields with --map test_id=...,score=...)"
     )
+
+
+def _read_grouped(file: Path, head: bytes, pass_threshold: float) -> Run | None:
+    """The run of a large agentv JSONL file read grouped by the DuckDB engine; ``None``
+    when the engine does not take the file, or leaves it to the plain path."""
+    if not engine_takes(file) or not _plainly_agentv(head):
+        return None
+    from evaldelta.io import _duckdb
+
+    with open(file, "rb") as fh:
+        gzip = fh.read(2) == b"\x1f\x8b"
+    if gzip and file.stat().st_size * 1032 > LIMITS.unpacked_bytes:
+        return None  # it may unpack past the limit, which only the plain path enforces
+    from evaldelta.io._jsonl import check_repeated_keys_head
+
+    check_repeated_keys_head(str(file), head)
+    try:
+        return _duckdb.grouped_jsonl(file, head, pass_threshold, gzip=gzip)
+    except _duckdb.FallbackError:
+        return None
 
 
 #: Every field the JSONL reader reads: a first record with none of them is in no format

@@ -56,6 +56,34 @@ class Limits:
 LIMITS = Limits()
 
 
+@dataclass
+class Engine:
+    """When the DuckDB engine (:mod:`evaldelta.io._duckdb`) reads a file: from
+    ``duckdb_bytes`` bytes on (``None``: never; ``0``: every file). On the command line,
+    ``EVALDELTA_DUCKDB_MB`` (a number of MiB, or ``off``)."""
+
+    duckdb_bytes: int | None = 16 * 2**20
+
+
+#: When the engine reads a file (``evaldelta.io.ENGINE``).
+ENGINE = Engine()
+
+#: The longest line the engine reads (its buffers are this large, per thread): a longer
+#: one is an error there, and the plain path reads the file (up to ``LIMITS.line_bytes``).
+ENGINE_MAX_LINE = 16 * 2**20
+
+
+def engine_takes(path: Path) -> bool:
+    """Whether ``path`` is for the DuckDB engine: large enough (see :class:`Engine`), and
+    read with the default limit on lines (a lowered one only the plain path enforces)."""
+    if ENGINE.duckdb_bytes is None or LIMITS.line_bytes < ENGINE_MAX_LINE:
+        return False
+    try:
+        return path.stat().st_size >= ENGINE.duckdb_bytes
+    except OSError:
+        return False
+
+
 def _mb(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.errors import InputError
-from evaldelta.model import Run
+from evaldelta.model import DECIMAL_MAX_COUNT, DECIMAL_MAX_VALUE, DECIMAL_SCALE, Run
 
 if TYPE_CHECKING:
-    from evaldelta.model import BoolArray, FloatArray, IntArray
+    from evaldelta.model import BoolArray, CaseTotals, FloatArray, IntArray
 
 __all__ = [
     "DEFAULT_PASS_THRESHOLD",
@@ -181,16 +181,83 @@ def infra_mask(run: Run) -> BoolArray:
     return mask
 
 
+def sum_by_cell(
+    values: FloatArray,
+    ok: BoolArray,
+    cell: IntArray,
+    size: int,
+    targets: IntArray,
+    k: int,
+    counts: Any = None,
+) -> FloatArray:
+    """The sum of ``values`` where ``ok``, by cell, added up in a way that does not depend
+    on the order of the records (so that a reader grouping in SQL, whose threads add up
+    in any order, gets the very same floats).
+
+    Per target (``targets``: its column of each value, ``k`` of them): when every value
+    it has is a multiple of 1e-6 of at most 1e8 and no cell has more than 45 values, the
+    micro-units are added as integers (exact) and divided by 1e6; else the values of each
+    cell are added one by one in ascending order. ``counts``: the values per cell, when
+    the caller has them.
+    """
+    import numpy as np
+
+    out = np.zeros(size, dtype=np.float64)
+    if not ok.any():
+        return out
+    every = bool(ok.all())
+    vals = values if every else values[ok]
+    cells = cell if every else cell[ok]
+    cols = targets if every else targets[ok]
+    with np.errstate(invalid="ignore", over="ignore"):
+        micro = np.round(vals * DECIMAL_SCALE)
+        exact = (micro / DECIMAL_SCALE == vals) & (np.abs(vals) <= DECIMAL_MAX_VALUE)
+    per_cell = np.bincount(cells, minlength=size) if counts is None else counts
+    decimal = _decimal_targets(exact, cells, cols, per_cell, k)
+    if decimal.all():
+        out += np.bincount(cells, weights=micro, minlength=size) / DECIMAL_SCALE
+        return out
+    by_sort = ~decimal[cols]
+    if not by_sort.all():
+        whole = ~by_sort
+        out += np.bincount(cells[whole], weights=micro[whole], minlength=size) / DECIMAL_SCALE
+    cs, vs = cells[by_sort], vals[by_sort]
+    order = np.lexsort((vs, cs))
+    out += np.bincount(cs[order], weights=vs[order], minlength=size)
+    return out
+
+
+def _decimal_targets(
+    exact: BoolArray, cells: IntArray, cols: IntArray, per_cell: Any, k: int
+) -> BoolArray:
+    """Per target: every value decimal (``exact``) and no cell holding more than
+    DECIMAL_MAX_COUNT of them."""
+    import numpy as np
+
+    decimal: BoolArray = np.ones(k, dtype=np.bool_)
+    if not exact.all():
+        decimal &= np.bincount(cols, weights=~exact, minlength=k) == 0
+    full = np.flatnonzero(np.asarray(per_cell) > DECIMAL_MAX_COUNT)
+    if full.shape[0]:
+        owner = np.zeros(len(per_cell), dtype=np.int64)
+        owner[cells] = cols
+        decimal[np.unique(owner[full])] = False
+    return decimal
+
+
 def case_matrix(
     run: Run, target_codes: Sequence[int], *, pass_threshold: float = DEFAULT_PASS_THRESHOLD
 ) -> CaseMatrix:
     """Average each (test id, target) group of ``run`` for the targets given by code.
 
     Rows are test ids in order of first appearance among those targets' records;
-    columns follow ``target_codes``.
+    columns follow ``target_codes``. A run read already grouped (``run.totals``) gives
+    the same cases from its totals.
     """
     import numpy as np
 
+    if run.totals is not None:
+        return _grouped_matrix(run, run.totals, target_codes, pass_threshold)
     k = len(target_codes)
     col_of = np.full(len(run.targets), -1, dtype=np.int64)
     col_of[np.asarray(target_codes, dtype=np.int64)] = np.arange(k, dtype=np.int64)
@@ -224,11 +291,9 @@ def case_matrix(
         ok = only & ~np.isnan(values)
         if not ok.any():  # a figure no record gives (cost, tokens, ...)
             return np.full((n, k), np.nan)
-        sums = np.bincount(cell, weights=np.where(ok, values, 0.0), minlength=size)
         counts = np.bincount(cell, weights=ok, minlength=size)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out: FloatArray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-        return out.reshape(n, k)
+        sums = sum_by_cell(values, ok, cell, size, cols, k, counts)
+        return _means(sums, counts).reshape(n, k)
 
     attempts = np.bincount(cell, minlength=size).astype(np.int64).reshape(n, k)
     valid = np.bincount(cell, weights=ran_f, minlength=size).astype(np.int64).reshape(n, k)
@@ -264,6 +329,81 @@ def case_matrix(
         input_hash=input_hash.reshape(n, k),
         first_record=first_record.reshape(n, k),
         scorers={name: mean(col[selected], ran) for name, col in run.scorer_scores.items()},
+    )
+
+
+def _means(sums: FloatArray, counts: Any) -> FloatArray:
+    """``sums / counts``, NaN where nothing was counted."""
+    import numpy as np
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return out
+
+
+#: The measured columns of :class:`~evaldelta.model.CaseTotals` and of :class:`Cases`.
+MEASURES = ("latency_ms", "cost_usd", "input_tokens", "output_tokens")
+
+
+def _grouped_matrix(
+    run: Run, totals: CaseTotals, target_codes: Sequence[int], pass_threshold: float
+) -> CaseMatrix:
+    """:func:`case_matrix` of a run read already grouped: each row is one cell."""
+    import numpy as np
+
+    from evaldelta.errors import UsageError
+
+    if abs(totals.pass_threshold - pass_threshold) > 0:
+        raise UsageError(
+            f"{run.source} was grouped at a pass threshold of {totals.pass_threshold:g}, "
+            f"not {pass_threshold:g}; load it again with that threshold"
+        )
+    k = len(target_codes)
+    col_of = np.full(len(run.targets), -1, dtype=np.int64)
+    col_of[np.asarray(target_codes, dtype=np.int64)] = np.arange(k, dtype=np.int64)
+    selected = np.flatnonzero(col_of[run.target_index] >= 0)
+    tests = run.test_index[selected]
+    cols = col_of[run.target_index[selected]]
+    # A test's place: the first of its records among the targets chosen.
+    where = np.full(len(run.test_ids), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(where, tests, totals.first[selected])
+    used = np.flatnonzero(where < np.iinfo(np.int64).max)
+    order = np.argsort(where[used], kind="stable")
+    rank = np.full(len(run.test_ids), -1, dtype=np.int64)
+    rank[used[order]] = np.arange(len(used), dtype=np.int64)
+    n = len(used)
+    size = n * k
+    cell = rank[tests] * k + cols
+
+    def placed(values: Any, fill: Any, dtype: Any) -> Any:
+        out = np.full(size, fill, dtype=dtype)
+        out[cell] = values[selected]
+        return out.reshape(n, k)
+
+    def mean(name: str) -> FloatArray:
+        if name not in totals.sums:
+            return np.full((n, k), np.nan)
+        counts = placed(totals.counts[name], 0, np.int64)
+        return _means(placed(totals.sums[name], 0.0, np.float64), counts)
+
+    return CaseMatrix(
+        source=run.source,
+        targets=[run.targets[c] for c in target_codes],
+        test_ids=list(map(run.test_ids.__getitem__, used[order].tolist())),
+        score=mean("score"),
+        attempts=placed(totals.attempts, 0, np.int64),
+        errors=placed(totals.errors, 0, np.int64),
+        valid=placed(totals.valid, 0, np.int64),
+        infra=placed(totals.infra, 0, np.int64),
+        passes=placed(totals.passes, 0, np.int64),
+        latency_ms=mean("latency_ms"),
+        cost_usd=mean("cost_usd"),
+        input_tokens=mean("input_tokens"),
+        output_tokens=mean("output_tokens"),
+        safety=placed(totals.safety, False, np.bool_),
+        input_hash=placed(run.input_hash, 0, np.int64),
+        first_record=placed(np.arange(len(run), dtype=np.int64), -1, np.int64),
+        scorers={name: mean(f"scorer:{name}") for name in run.scorer_scores},
     )
 
 

@@ -6,6 +6,8 @@ unit is the case (attempts averaged first); every result names its method.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from evaldelta.stats._intervals import (
     Interval,
     bootstrap_mean,
@@ -17,13 +19,29 @@ from evaldelta.stats._intervals import (
     z_value,
 )
 from evaldelta.stats._mcnemar import McNemarResult, mcnemar_exact
-from evaldelta.stats._power import (
-    PowerResult,
-    cases_needed,
-    minimum_detectable_effect,
-    paired_variance,
-)
 from evaldelta.stats._signflip import SignFlipResult, sign_flip_test
+
+if TYPE_CHECKING:
+    from evaldelta.stats._power import (
+        PowerResult,
+        cases_needed,
+        minimum_detectable_effect,
+        paired_variance,
+    )
+
+#: Loaded when first asked for: only `evaldelta power` needs them, and a compare should not
+#: pay for importing them at start-up.
+_POWER = ("PowerResult", "cases_needed", "minimum_detectable_effect", "paired_variance")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _POWER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from evaldelta.stats import _power
+
+    globals()[name] = value = getattr(_power, name)
+    return value
+
 
 __all__ = [
     "Interval",
