@@ -77,6 +77,15 @@ def dataset_hash(cases: Cases) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+def _same_dataset(a: Cases, b: Cases) -> bool:
+    """Whether two sides hold the same test ids with the same input fingerprints, in one
+    order (the targets of one combined file): then they have one dataset hash, and it is
+    taken once (0.1-0.2 s on 100,000 cases)."""
+    import numpy as np
+
+    return a.test_ids == b.test_ids and bool(np.array_equal(a.input_hash, b.input_hash))
+
+
 def differs_in(
     base_run: Run, cand_run: Run, base_target: str | None, cand_target: str | None
 ) -> list[str]:
@@ -129,9 +138,12 @@ def check_fairness(
     # run's cases: that is no change of dataset.
     unreached = len(not_reached(c, base_run, cand_run))
     side = sequential_side(base_run, cand_run)
+    baseline_hash = dataset_hash(base_cases)
     dataset = DatasetCheck(
-        baseline_hash=dataset_hash(base_cases),
-        candidate_hash=dataset_hash(cand_cases),
+        baseline_hash=baseline_hash,
+        candidate_hash=baseline_hash
+        if _same_dataset(base_cases, cand_cases)
+        else dataset_hash(cand_cases),
         only_baseline=len(c.unmatched_baseline) - (unreached if side == "candidate" else 0),
         only_candidate=len(c.unmatched_candidate) - (unreached if side == "baseline" else 0),
         inputs_changed=changed + edited,
