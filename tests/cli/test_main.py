@@ -57,3 +57,21 @@ def test_each_parameter_becomes_its_flag(option: str, library: str, shown: str) 
 
 def test_an_error_without_a_parameter_is_shown_as_it_is() -> None:
     assert error_message(EvalDeltaError("store=PATH")) == "store=PATH"
+
+
+def test_a_large_input_is_told_by_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file named on the command line or a store of LARGE_INPUT bytes or more makes
+    the command keep freed memory for reuse (fewer page faults on big inputs)."""
+    from evaldelta.cli._main import LARGE_INPUT, large_input
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALDELTA_STORE", raising=False)
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(b"{}\n")
+    with big.open("wb") as fh:
+        fh.truncate(LARGE_INPUT)
+    assert not large_input(["compare", str(small), str(small), "--json"])
+    assert large_input(["compare", str(small), str(big)])
+    assert not large_input(["compare", "missing.jsonl", str(tmp_path)])
+    monkeypatch.setenv("EVALDELTA_STORE", str(big))
+    assert large_input(["compare", "1", "2"])

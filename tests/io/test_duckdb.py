@@ -379,7 +379,7 @@ def test_a_duplicate_key_in_the_first_lines_is_named(tmp_path: Path, engine: Non
 
 def test_small_files_take_the_plain_path(tmp_path: Path) -> None:
     path = _write(tmp_path / "small.jsonl", _records(0, n_cases=5))
-    assert load(path, keep_text=False, grouped=0.5).totals is None  # 16 MiB by default
+    assert load(path, keep_text=False, grouped=0.5).totals is None  # 16 MiB at the least
 
 
 def test_the_engine_is_off_when_told(tmp_path: Path, engine: None) -> None:
@@ -400,3 +400,16 @@ def test_a_grouped_run_is_not_scored_by_a_scorer(tmp_path: Path, engine: None) -
     run = load(path, keep_text=False, grouped=0.5)
     with pytest.raises(evaldelta.PairingError, match="read grouped by case"):
         run.score_by("exact")
+
+
+@pytest.mark.parametrize(("cores", "size"), [(1, None), (2, None), (3, None), (4, 16), (64, 16)])
+def test_by_default_the_engine_needs_cores_to_spare(
+    monkeypatch: pytest.MonkeyPatch, cores: int, size: int | None
+) -> None:
+    """On two cores the engine was hardly faster than the plain reader, for more processor
+    time and memory: by default it reads large files on four cores or more."""
+    from evaldelta.io import _source
+
+    monkeypatch.setattr(_source, "usable_cores", lambda: cores)
+    expected = None if size is None else size * 2**20
+    assert _source.Engine().duckdb_bytes == expected

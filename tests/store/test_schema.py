@@ -13,6 +13,7 @@ from evaldelta.analysis._summary import summarise
 from evaldelta.errors import StoreError
 from evaldelta.store import SCHEMA_VERSION, RunStore, open_store
 from evaldelta.store._schema import MIGRATIONS, migrate, read_version
+from evaldelta.store._sqlite import PAGE_SIZE
 from tests.conftest import FIXTURES
 from tests.store.conftest import query
 
@@ -43,6 +44,8 @@ def test_created_on_first_use(tmp_path: Path) -> None:
     assert _version(path) == SCHEMA_VERSION
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    # Large pages: a chunk of records is written in a few system calls, not hundreds.
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 65536
     conn.close()
 
 

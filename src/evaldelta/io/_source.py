@@ -8,7 +8,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -56,13 +56,37 @@ class Limits:
 LIMITS = Limits()
 
 
+#: The size from which the DuckDB engine reads a file, on a machine with cores to spare.
+ENGINE_BYTES = 16 * 2**20
+#: The fewest processor cores this process may use on which the engine reads large
+#: files by default. Measured on 2 (1,000,000 records): 6% faster than the plain reader,
+#: for 1.34x its processor time and 1.65x its memory; DuckDB's share of the reading
+#: scales with cores (6.3 s on one thread, 4.2 s on two), the plain reader's does not.
+ENGINE_MIN_CORES = 4
+
+
+def usable_cores() -> int:
+    """The processor cores this process may run on (its affinity, where the system
+    tells it: a container's share, not the machine's)."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    if getaffinity is not None:
+        return len(getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _default_engine_bytes() -> int | None:
+    return ENGINE_BYTES if usable_cores() >= ENGINE_MIN_CORES else None
+
+
 @dataclass
 class Engine:
     """When the DuckDB engine (:mod:`evaldelta.io._duckdb`) reads a file: from
-    ``duckdb_bytes`` bytes on (``None``: never; ``0``: every file). On the command line,
-    ``EVALDELTA_DUCKDB_MB`` (a number of MiB, or ``off``)."""
+    ``duckdb_bytes`` bytes on (``None``: never; ``0``: every file). By default, files of
+    :data:`ENGINE_BYTES` and more on a machine of :data:`ENGINE_MIN_CORES` cores or more,
+    none on a smaller one. On the command line, ``EVALDELTA_DUCKDB_MB`` (a number of MiB,
+    or ``off``)."""
 
-    duckdb_bytes: int | None = 16 * 2**20
+    duckdb_bytes: int | None = field(default_factory=_default_engine_bytes)
 
 
 #: When the engine reads a file (``evaldelta.io.ENGINE``).
@@ -278,6 +302,17 @@ def check_utf8(src: str, data: bytes | memoryview, first_line: int = 1) -> None:
 
     raw = np.frombuffer(data, dtype=np.uint8)
     if not raw.shape[0] or int(raw.max()) < 0x80:
+        return
+    # A character of more than one byte is bytes of 0x80 and above only, so the text is
+    # UTF-8 when each run of such bytes is: decode the runs alone, split by an ASCII NUL
+    # (a piece of mostly ASCII text, as results are, decodes a hundred times faster).
+    where = np.flatnonzero(raw >= 0x80)
+    runs = np.insert(raw[where], np.flatnonzero(np.diff(where) > 1) + 1, 0)
+    try:
+        runs.tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        pass  # decoded whole below, to say where
+    else:
         return
     whole = bytes(data)
     try:

@@ -25,7 +25,12 @@ from evaldelta.store._schema import (
     read_version,
 )
 
-__all__ = ["SQLiteBackend", "can_write"]
+__all__ = ["PAGE_SIZE", "SQLiteBackend", "can_write"]
+
+#: The page size of a new store: SQLite's largest. Records are kept as compressed chunks
+#: of hundreds of KiB, which SQLite writes page by page, one system call a page: at its
+#: default of 4 KiB a million-record import made 366,000 writes and 183,000 reads.
+PAGE_SIZE = 65536
 
 
 def can_write(path: str | os.PathLike[str]) -> bool:
@@ -83,6 +88,8 @@ class SQLiteBackend(Backend):
                 conn.execute("PRAGMA synchronous = NORMAL")
                 # A big import grows the write-ahead log; give the space back afterwards.
                 conn.execute("PRAGMA journal_size_limit = 67108864")
+                if version == 0:
+                    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
                 if version != SCHEMA_VERSION:
                     # Only a store to build or bring up to date takes the write lock here:
                     # an up-to-date one is read while another process imports (WAL mode,
