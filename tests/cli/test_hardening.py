@@ -317,23 +317,59 @@ def test_records_written_over_fail_their_checksum(evaldelta: Cli, tmp_path: Path
     assert evaldelta("runs", "export", "b", "--store", store).out.count("\n") == 180
 
 
-def test_bytes_written_over_the_file_are_found(evaldelta: Cli, tmp_path: Path) -> None:
-    store = _store_of_four(evaldelta, tmp_path)
-    size = store.stat().st_size
+def _pages(store: Path) -> tuple[int, list[tuple[str, int]]]:
+    """The store's page size, and each page's (table or index, page number)."""
+    import sqlite3
+
+    with sqlite3.connect(store) as conn:
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        pages = conn.execute("SELECT name, pageno FROM dbstat ORDER BY pageno").fetchall()
+    return size, [(str(name), int(number)) for name, number in pages]
+
+
+def _noise_over(store: Path, offset: int, seed: int) -> None:
     with open(store, "r+b") as f:
-        f.seek(size // 2)
-        f.write(random.Random(15).randbytes(8192))
+        f.seek(offset)
+        f.write(random.Random(seed).randbytes(8192))
+
+
+def test_bytes_written_over_the_records_are_found(evaldelta: Cli, tmp_path: Path) -> None:
+    store = _store_of_four(evaldelta, tmp_path)
+    size, pages = _pages(store)
+    records = [number for name, number in pages if name == "record_columns"]
+    _noise_over(store, (records[len(records) // 2] - 1) * size, 15)
     outcomes = [
         evaldelta("compare", x, y, "--store", store)
         for x, y in (("a", "b"), ("b", "c"), ("c", "d"))
     ]
     damaged = [r for r in outcomes if r.code == 2]
-    assert damaged, "8 KiB of noise in the middle of the file went unnoticed"
+    assert damaged, "8 KiB of noise over a page of records went unnoticed"
     for r in damaged:
         line = _one_error_line(r)
         assert DAMAGED in line
         assert line.endswith(MEND)
     assert all(r.code in (0, 2) and "internal error" not in r.err for r in outcomes)
+
+
+def test_noise_over_any_page_is_an_error_or_a_true_answer(evaldelta: Cli, tmp_path: Path) -> None:
+    """Noise over each page in turn (tables, indexes, the schema): each compare either
+    answers as the whole store did, or says the store is damaged; never a traceback."""
+    whole = _store_of_four(evaldelta, tmp_path)
+    size, pages = _pages(whole)
+    truth = evaldelta("compare", "a", "b", "--store", whole, "--json")
+    assert truth.code == 0
+    for name, number in pages:
+        store = tmp_path / f"page-{number}.db"
+        store.write_bytes(whole.read_bytes())
+        _noise_over(store, (number - 1) * size, number)
+        r = evaldelta("compare", "a", "b", "--store", store, "--json")
+        where = f"noise over page {number} ({name})"
+        assert r.code in (0, 2), where
+        if r.code == 0:
+            assert r.out == truth.out, where
+        else:
+            assert "internal error" not in r.err, where
+            assert "the store" in _one_error_line(r) or "run store" in r.err, where
 
 
 # 8. A disk that cannot take the run: said so, and nothing is stored.
@@ -352,9 +388,10 @@ def test_a_full_disk_stores_nothing_and_says_so(tmp_path: Path) -> None:
             f.write("\n")
     store = tmp_path / "runs.db"
 
-    def small_disk() -> None:  # the file size limit: a disk that fills at 300 kB
+    def small_disk() -> None:  # the file size limit: a disk that fills at 2 MB (an empty
+        # store takes 1 MB: 16 pages of 64 KiB; this run's records 3.4 MB)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))
 
     proc = subprocess.run(
         [str(EVALDELTA), "runs", "import", str(big), "--store", str(store)],
@@ -375,6 +412,32 @@ def test_a_full_disk_stores_nothing_and_says_so(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert listed.stdout.startswith("No runs in ")
+
+
+def test_a_disk_full_before_the_store_is_made_says_so(tmp_path: Path) -> None:
+    import resource
+    import signal
+    import subprocess
+
+    from tests.conftest import EVALDELTA
+
+    store = tmp_path / "runs.db"
+
+    def tiny_disk() -> None:  # room for a few of the new store's pages, not all of them
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    before = FIXTURES.parent.parent / "examples" / "agent-versions" / "before.jsonl"
+    proc = subprocess.run(
+        [str(EVALDELTA), "runs", "import", str(before), "--store", str(store)],
+        preexec_fn=tiny_disk, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert _one_error_line(Result(proc.returncode, proc.stdout, proc.stderr)) == (
+        f"evaldelta: error: {store}: the disk could not be written (full, past the file size "
+        "limit, or failing) while trying to open the store; nothing was stored: free some "
+        "space (or check the disk) and try again"
+    )
 
 
 # 2. Small compressed files that unpack to gigabytes are refused by name, early.

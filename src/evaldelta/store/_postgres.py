@@ -190,7 +190,7 @@ class PostgresBackend(Backend):
         raw = self._connect(url)
         self.conn = _Connection(raw)
         try:
-            with self.translated("open"):
+            with self.translated("open the store"):
                 self._key = self._prepare(timeout)
                 version = schema.read_version(self.conn, POSTGRESQL)
                 schema.check_version(version, self.where, dialect=POSTGRESQL)
@@ -230,7 +230,7 @@ class PostgresBackend(Backend):
         probe.where, probe.readonly, probe._secrets = mask_url(url), True, _secrets(url)
         probe.conn = _Connection(probe._connect(url))
         try:
-            with probe.translated("open"):
+            with probe.translated("open the store"):
                 return schema.read_version(probe.conn, POSTGRESQL) != 0
         finally:
             probe.close()

@@ -214,6 +214,9 @@ def migrate(
                 conn.execute("UPDATE schema_version SET version = ?", (version + 1,))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite rolls back by itself on some errors (a full disk); the first error is
+            # the one to say.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
     return latest

@@ -80,7 +80,7 @@ class SQLiteBackend(Backend):
         except sqlite3.Error as exc:
             raise StoreError(f"{where}: cannot open the run store ({exc})") from exc
         try:
-            with self.translated("open"):
+            with self.translated("open the store"):
                 # Look before touching anything: a store of a newer schema is left as it is.
                 version = read_version(conn)
                 check_version(version, where)
@@ -123,7 +123,7 @@ class SQLiteBackend(Backend):
                 last = exc
                 continue
             try:
-                with self.translated("open"):
+                with self.translated("open the store"):
                     version = read_version(conn)
             except StoreError:
                 conn.close()
