@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import evaldelta
 from evaldelta.io import _duckdb, load
@@ -413,3 +415,114 @@ def test_by_default_the_engine_needs_cores_to_spare(
     monkeypatch.setattr(_source, "usable_cores", lambda: cores)
     expected = None if size is None else size * 2**20
     assert _source.Engine().duckdb_bytes == expected
+
+
+# -- differential: random records with odd values, both paths agree ---------------------
+
+# Values each field takes in a well-formed file, of every kind the engine adds up or
+# reads (grids, fractions, large values, nested spellings, errors and statuses) ...
+_FINE: dict[str, list[Any]] = {
+    "score": [0, 1, 0.5, 0.25, 1 / 3, 0.1, -0.0, 1e-7, 999.5, 2**30],
+    "scores": [{"a": 1}, {"a": 0.3, "b": None}, {"a": 0, "b": 0.125}, {}],
+    "attempt": [1, 2, 3],
+    "passed": [True, False],
+    "latency_ms": [12, 12.5, 0, 1e12],
+    "duration_ms": [100, 0.001],
+    "trace": [{"duration_ms": 5}, {"cost_usd": 0.01}, {"duration_ms": 5, "cost_usd": 1e-5}],
+    "token_usage": [{"input": 3, "output": 4}, {"input": 3}, {}],
+    "input_tokens": [10, 0],
+    "output_tokens": [7, 0],
+    "cost_usd": [0.001, 0, 1e-9],
+    "error": ["timeout", "", None, {}, {"message": "x"}, 0, False],
+    "error_kind": ["infra", "model"],
+    "execution_status": ["ok", "timeout", "execution_error", "RATE_LIMITED"],
+    "safety_failure": [True, False, 0, 1],
+    "category": ["math", "code"],
+    "input": ["q", "", None, [{"role": "user", "content": "q"}], {"b": 1, "a": 2}],
+    "timestamp": ["2026-11-01T10:00:00Z", "2026-11-02T10:00:00+01:00"],
+    "wait_ms": [0, 10],
+    "answer": ["text", ""],
+}
+# ... and the ones a careless writer produces: each sends the file to the plain path, or
+# is refused by both alike.
+_ODD: dict[str, list[Any]] = {
+    "score": ["0.5", True, None, [1], float("nan"), 1e13, -1],
+    "scores": [{"a": "x"}, {"a": True}, [1], None],
+    "attempt": [0, -1, 2.0, 2.5, "2", None],
+    "passed": [None, 1, "yes"],
+    "latency_ms": [-3, "12", None],
+    "trace": [{"duration_ms": "x"}, None, 3],
+    "token_usage": [{"input": 3.5}, {"input": "3"}, None],
+    "input_tokens": [None, 1.5, "10"],
+    "cost_usd": [None, "0.1", -1],
+    "error": [[1], 3.5],
+    "error_kind": [None, 3, "other"],
+    "execution_status": ["", None, 1, "weird"],
+    "safety_failure": [None, "no", 2],
+    "category": ["", None, 7, ["a"]],
+    "input": [0, 1.5, True],
+    "timestamp": ["yesterday", None, 5],
+    "test_id": ["", " ", 1, None],
+    "target": ["", 3, None],
+}
+
+
+@st.composite
+def _odd_records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    cases = draw(st.integers(1, 6))
+    out = []
+    for _ in range(draw(st.integers(1, 30))):
+        record: dict[str, Any] = {
+            "test_id": f"q{draw(st.integers(0, cases - 1))}",
+            "target": draw(st.sampled_from(["a", "b"])),
+            "score": draw(st.sampled_from(_FINE["score"])),
+        }
+        for name in draw(st.sets(st.sampled_from(sorted(_FINE)), max_size=5)):
+            record[name] = draw(st.sampled_from(_FINE[name]))
+        if record.get("error") in ("timeout", {"message": "x"}) and draw(st.booleans()):
+            del record["score"]  # a failed attempt, no score
+        out.append(record)
+    if draw(st.integers(0, 2)) == 0:  # one odd value in a third of the files
+        name = draw(st.sampled_from(sorted(_ODD)))
+        out[draw(st.integers(0, len(out) - 1))][name] = draw(st.sampled_from(_ODD[name]))
+    return out
+
+
+def _outcome(path: Path, grouped: float | None) -> tuple[Any, ...]:
+    try:
+        run = load(path, keep_text=False, grouped=grouped)
+    except evaldelta.EvalDeltaError as exc:
+        return (type(exc).__name__, str(exc))
+    settings = evaldelta.Settings(resamples=200)
+    figures: list[Any] = [run.test_ids, run.targets, run.status]
+    names = run.target_names
+    for base, cand in [(a, b) for a in names for b in names if a != b] or [(None, None)]:
+        try:
+            result = evaldelta.compare(
+                run, run, baseline_target=base, candidate_target=cand, settings=settings
+            )
+            figures.append(render_json(result))
+        except evaldelta.EvalDeltaError as exc:
+            figures.append((type(exc).__name__, str(exc)))
+    return ("read", *figures)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(records=_odd_records())
+def test_odd_records_read_the_same_by_both_paths(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    path = _write(tmp_path / "odd.jsonl", records)
+    before = _duckdb.ENGINE.duckdb_bytes
+    try:
+        _duckdb.ENGINE.duckdb_bytes = 0
+        engine = _outcome(path, 0.5)
+        _duckdb.ENGINE.duckdb_bytes = None
+        plain = _outcome(path, None)
+    finally:
+        _duckdb.ENGINE.duckdb_bytes = before
+    assert engine == plain

@@ -602,6 +602,7 @@ def _grouped_run(
     order = np.argsort(first, kind="stable")
     for name in list(cols):  # one column at a time: never two copies of them all
         cols[name] = cols[name][order]
+    masks = masks[order]
     first = first[order]
     rows = len(first)
     _fill_absent(cols, plan, rows)
