@@ -19,14 +19,24 @@ def _records(target: str, inputs: dict[str, str]) -> list[dict[str, object]]:
     ]
 
 
-@pytest.mark.parametrize("edited", [False, True])
-def test_each_side_has_its_own_dataset_hash(tmp_path: Path, edited: bool) -> None:
+@pytest.mark.parametrize("reordered", [False, True])
+@pytest.mark.parametrize("change", ["none", "input", "test id"])
+def test_each_side_has_its_own_dataset_hash(tmp_path: Path, change: str, reordered: bool) -> None:
     inputs = {f"case-{i}": f"question {i}" for i in range(60)}
-    changed = {**inputs, "case-7": "another question"} if edited else inputs
-    path = write_jsonl(tmp_path / "both.jsonl", _records("a", inputs) + _records("b", changed))
+    other = dict(inputs)
+    if change == "input":
+        other["case-7"] = "another question"
+    elif change == "test id":  # as many cases, one of them another
+        other["case-60"] = other.pop("case-7")
+    candidate = _records("b", other)
+    if reordered:  # the candidate's cases in another order
+        candidate.reverse()
+    path = write_jsonl(tmp_path / "both.jsonl", _records("a", inputs) + candidate)
     c = compare(path, path, baseline_target="a", candidate_target="b")
     check = c.analysis.dataset
-    assert check.baseline_hash == dataset_hash(c.left)
-    assert check.candidate_hash == dataset_hash(c.right)
-    assert (check.baseline_hash == check.candidate_hash) is not edited
-    assert check.inputs_changed == int(edited)
+    # Each side's own hash: of the side compared with itself (all its cases matched).
+    for target, figure in (("a", check.baseline_hash), ("b", check.candidate_hash)):
+        alone = compare(path, path, baseline_target=target, candidate_target=target)
+        assert figure == dataset_hash(alone.left)
+    assert (check.baseline_hash == check.candidate_hash) is (change == "none")
+    assert check.inputs_changed == int(change == "input")

@@ -16,6 +16,7 @@ from evaldelta.io import formats
 from tests.conftest import EVALDELTA, FIXTURES, Result
 
 Cli = Callable[..., Result]
+Jsonl = Callable[..., Path]
 BASE = FIXTURES / "baseline.jsonl"
 CAND = FIXTURES / "candidate.jsonl"
 COMBINED = FIXTURES / "combined-results.jsonl"
@@ -37,7 +38,7 @@ def test_pairwise_table_of_the_spec(evaldelta: Cli) -> None:
     assert lines[-1].startswith("Verdict: Inconclusive. This could be chance")
 
 
-def test_regression_exits_1_and_improvement_exits_0(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_regression_exits_1_and_improvement_exits_0(evaldelta: Cli, jsonl: Jsonl) -> None:
     worse = jsonl("worse.jsonl", [{"test_id": "safety-check", "score": 0.1}])
     r = evaldelta("compare", BASE, worse)
     assert r.code == 1
@@ -81,7 +82,7 @@ def test_json_output(evaldelta: Cli, flags: list[str]) -> None:
     } == {"total": 6, "matched": 3, "wins": 1, "losses": 1, "ties": 1, "mean_delta": 0.0}
 
 
-def test_unmatched_counts_in_json_and_table(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_unmatched_counts_in_json_and_table(evaldelta: Cli, jsonl: Jsonl) -> None:
     extra = jsonl(
         "extra.jsonl",
         [{"test_id": "safety-check", "score": 0.9}, {"test_id": "brand-new", "score": 1}],
@@ -145,7 +146,7 @@ def test_no_color_on_a_terminal(tmp_path: Path) -> None:
     assert "\x1b[32m" in on_tty({"NO_COLOR": ""})  # empty means unset (no-color.org)
 
 
-def test_ci_gate_script_from_the_spec(tmp_path: Path, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_ci_gate_script_from_the_spec(tmp_path: Path, jsonl: Jsonl) -> None:
     script = tmp_path / "gate.sh"
     script.write_text(
         "#!/bin/bash\n"
@@ -215,7 +216,7 @@ def test_combined_pairwise_with_baseline_and_candidate(evaldelta: Cli) -> None:
     assert "Status: improved" in r.out
 
 
-def test_matrix_with_baseline_exits_1_on_regression(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_matrix_with_baseline_exits_1_on_regression(evaldelta: Cli, jsonl: Jsonl) -> None:
     r = evaldelta("compare", COMBINED, "--baseline", "gpt-4.1")
     assert r.code == 1
     assert "gpt-4.1 (baseline)" in r.out
@@ -289,14 +290,14 @@ def test_version_and_help(evaldelta: Cli) -> None:
     assert evaldelta().code == 2  # no command: usage, and "cannot judge"
 
 
-def test_repeated_attempts_are_averaged(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_repeated_attempts_are_averaged(evaldelta: Cli, jsonl: Jsonl) -> None:
     base = jsonl("b.jsonl", [{"test_id": "a", "score": s} for s in (1, 0, 1)])
     cand = jsonl("c.jsonl", [{"test_id": "a", "score": s} for s in (1, 1, 1)])
     r = evaldelta("compare", base, cand)
     assert "  a            0.67       1.00     3 / 3     +0.33  ✓ win" in r.out.splitlines()
 
 
-def test_errors_are_counted(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_errors_are_counted(evaldelta: Cli, jsonl: Jsonl) -> None:
     base = jsonl("b.jsonl", [{"test_id": "a", "score": 1}, {"test_id": "b", "score": 1}])
     cand = jsonl(
         "c.jsonl", [{"test_id": "a", "error": "rate limited"}, {"test_id": "b", "score": 1}]
@@ -382,12 +383,12 @@ def test_empty_file(evaldelta: Cli, tmp_path: Path) -> None:
         ),
     ],
 )
-def test_bad_line_is_named(evaldelta: Cli, jsonl, line: str, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_line_is_named(evaldelta: Cli, jsonl: Jsonl, line: str, message: str) -> None:
     path = jsonl("bad.jsonl", ['{"test_id": "a", "score": 1}', "", line])
     _bad(evaldelta("compare", BASE, path), f"{path}:3: {message}")
 
 
-def test_combined_file_without_target(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_combined_file_without_target(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl(
         "plain.jsonl",
         ['{"test_id": "a", "target": "x", "score": 1}', "", '{"test_id": "a", "score": 1}'],
@@ -450,7 +451,7 @@ def test_argparse_errors_are_one_line_and_exit_2(evaldelta: Cli) -> None:
     assert (r.code, len(r.err.strip().splitlines())) == (2, 1)
 
 
-def test_no_cases_in_common_cannot_be_judged(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_no_cases_in_common_cannot_be_judged(evaldelta: Cli, jsonl: Jsonl) -> None:
     other = jsonl("other.jsonl", [{"test_id": "zzz", "score": 1}])
     r = evaldelta("compare", BASE, other)
     assert r.code == 2
@@ -469,7 +470,7 @@ def test_debug_shows_the_traceback(evaldelta: Cli, tmp_path: Path) -> None:
 # -- found in review: each was a silent or confusing failure -------------------------------
 
 
-def test_matrix_regression_outranks_an_unjudged_target(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_matrix_regression_outranks_an_unjudged_target(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl(
         "m.jsonl",
         [
@@ -484,7 +485,7 @@ def test_matrix_regression_outranks_an_unjudged_target(evaldelta: Cli, jsonl) ->
     assert "Cannot judge vs base (no tests in common): other" in r.out
 
 
-def test_pairwise_of_targets_refuses_records_without_target(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_pairwise_of_targets_refuses_records_without_target(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl(
         "mixed.jsonl",
         [
@@ -498,7 +499,7 @@ def test_pairwise_of_targets_refuses_records_without_target(evaldelta: Cli, json
     assert r.err.startswith(f'evaldelta: error: {path}:3: record has no "target"')
 
 
-def test_terminal_without_unicode(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_terminal_without_unicode(evaldelta: Cli, jsonl: Jsonl) -> None:
     env = {"PYTHONIOENCODING": "cp1252"}
     r = evaldelta("compare", COMBINED, env=env)
     assert r.code == 0, r.err
@@ -520,7 +521,7 @@ def test_terminal_without_unicode(evaldelta: Cli, jsonl) -> None:  # type: ignor
     assert json.loads(data.stdout.decode("utf-8"))["matched"][0]["test_id"] == "数学"
 
 
-def test_control_characters_in_ids_are_escaped(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_control_characters_in_ids_are_escaped(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl("c.jsonl", [{"test_id": "line\nbreak\u001b[31m", "score": 1}])
     r = evaldelta("compare", path, path)
     assert "line\\nbreak\\x1b[31m" in r.out
@@ -557,7 +558,7 @@ def test_input_format_flag(evaldelta: Cli, tmp_path: Path) -> None:
     )
 
 
-def test_tiny_regression_shows_its_sign(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_tiny_regression_shows_its_sign(evaldelta: Cli, jsonl: Jsonl) -> None:
     a = jsonl("a.jsonl", [{"test_id": "x", "score": 0.5}, {"test_id": "y", "score": 0.5}])
     b = jsonl("b.jsonl", [{"test_id": "x", "score": 0.4992}, {"test_id": "y", "score": 0.5}])
     r = evaldelta("compare", a, b)
@@ -565,7 +566,7 @@ def test_tiny_regression_shows_its_sign(evaldelta: Cli, jsonl) -> None:  # type:
     assert "Mean delta: -0.0004 | Status: regressed" in r.out
 
 
-def test_matrix_shows_errors(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_matrix_shows_errors(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl(
         "m.jsonl",
         [
@@ -593,7 +594,7 @@ def test_same_target_twice_and_misplaced_file(evaldelta: Cli) -> None:
     )
 
 
-def test_empty_target_is_refused(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_empty_target_is_refused(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl("e.jsonl", [{"test_id": "a", "target": "", "score": 1}])
     _bad(
         evaldelta("compare", path),
@@ -601,7 +602,7 @@ def test_empty_target_is_refused(evaldelta: Cli, jsonl) -> None:  # type: ignore
     )
 
 
-def test_overflowing_scorer_mean(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_overflowing_scorer_mean(evaldelta: Cli, jsonl: Jsonl) -> None:
     path = jsonl(
         "s.jsonl",
         [{"test_id": "a", "score": 1}, {"test_id": "b", "scores": {"x": 1e308, "y": 1e308}}],
@@ -612,7 +613,7 @@ def test_overflowing_scorer_mean(evaldelta: Cli, jsonl) -> None:  # type: ignore
     )
 
 
-def test_scorer_option(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_scorer_option(evaldelta: Cli, jsonl: Jsonl) -> None:
     base = jsonl(
         "b.jsonl", [{"test_id": f"q{i}", "scores": {"exact": 1, "judge": 0.5}} for i in range(3)]
     )
@@ -660,7 +661,7 @@ def test_csv_with_map(evaldelta: Cli, tmp_path: Path) -> None:
     )
 
 
-def test_a_tiny_p_value_reads_below_a_thousandth(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_a_tiny_p_value_reads_below_a_thousandth(evaldelta: Cli, jsonl: Jsonl) -> None:
     base = jsonl("base.jsonl", [{"test_id": f"q{i}", "score": 1} for i in range(12)])
     cand = jsonl("cand.jsonl", [{"test_id": f"q{i}", "score": 0} for i in range(12)])
     table = evaldelta("compare", base, cand).out
@@ -670,7 +671,7 @@ def test_a_tiny_p_value_reads_below_a_thousandth(evaldelta: Cli, jsonl) -> None:
     assert "0 improved, 12 regressed, p < 0.001 (" in md
 
 
-def test_a_change_that_does_not_vary_is_said_so(evaldelta: Cli, jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_a_change_that_does_not_vary_is_said_so(evaldelta: Cli, jsonl: Jsonl) -> None:
     base = jsonl("base.jsonl", [{"test_id": f"q{i}", "score": 0.5} for i in range(30)])
     cand = jsonl("cand.jsonl", [{"test_id": f"q{i}", "score": 0.7} for i in range(30)])
     r = evaldelta("compare", base, cand)

@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import REPO, Result, write_jsonl
 
 Cli = Callable[..., Result]
+Runs = Callable[..., tuple[Path, Path]]
 
 STORE_CI = REPO / "examples" / "store-ci"
 FACTUAL = "scorer factual dropped: -10.0 points, 95% CI [-16.3, -3.7]"
@@ -58,7 +59,7 @@ def runs(tmp_path: Path) -> Callable[..., tuple[Path, Path]]:
     return make
 
 
-def test_better_passes(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_better_passes(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.4, 0.9)
     r = evaldelta("gate", base, cand)
     assert r.code == 0, r.err
@@ -66,14 +67,16 @@ def test_better_passes(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped
     assert "Verdict: Better." in r.out
 
 
-def test_worse_blocks(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_worse_blocks(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.9, 0.4)
     r = evaldelta("gate", base, cand)
     assert r.code == 1
     assert r.err.startswith("evaldelta gate: block: Worse. The candidate scores lower")
 
 
-def test_inconclusive_passes_with_a_warning_or_blocks_on_request(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_inconclusive_passes_with_a_warning_or_blocks_on_request(
+    evaldelta: Cli, runs: Runs
+) -> None:
     base, cand = runs(0.7, 0.7, n=40)
     r = evaldelta("gate", base, cand)
     assert r.code == 0
@@ -85,7 +88,7 @@ def test_inconclusive_passes_with_a_warning_or_blocks_on_request(evaldelta: Cli,
     assert r.err.startswith("evaldelta gate: block (--block-inconclusive): Inconclusive.")
 
 
-def test_trade_off_passes_with_a_warning(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_trade_off_passes_with_a_warning(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.4, 0.9, base_latency=1000.0, cand_latency=1500.0)
     r = evaldelta("gate", base, cand)
     assert r.code == 0
@@ -104,7 +107,7 @@ def test_new_safety_failure_blocks(evaldelta: Cli, tmp_path: Path) -> None:
     assert "block: Worse. 1 new safety failure in the candidate (q007)." in r.err
 
 
-def test_min_pass_rate(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_min_pass_rate(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.4, 0.9)
     r = evaldelta("gate", base, cand, "--min-pass-rate", "0.95")
     assert r.code == 1
@@ -185,7 +188,7 @@ def test_infrastructure_failures(evaldelta: Cli, tmp_path: Path) -> None:
     assert data["summary"]["matched"] == 190
 
 
-def test_sample(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_sample(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.4, 0.9)
     data = json.loads(evaldelta("gate", base, cand, "--sample", "50", "--json").out)
     assert data["summary"]["matched"] == 50
@@ -195,7 +198,7 @@ def test_sample(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
     assert [m["test_id"] for m in data["matched"]] != [m["test_id"] for m in other["matched"]]
 
 
-def test_report_and_step_summary(evaldelta: Cli, runs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_report_and_step_summary(evaldelta: Cli, runs: Runs, tmp_path: Path) -> None:
     base, cand = runs(0.4, 0.9)
     report = tmp_path / "report.md"
     summary = tmp_path / "summary.md"
@@ -210,7 +213,7 @@ def test_report_and_step_summary(evaldelta: Cli, runs, tmp_path: Path) -> None: 
     assert summary.read_text() == "# earlier step\n" + md + "\n"
 
 
-def test_json_carries_the_gate_and_every_figure(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_json_carries_the_gate_and_every_figure(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.4, 0.9, latency=800.0)
     data = json.loads(evaldelta("gate", base, cand, "--json").out)
     assert data["gate"] == {
@@ -270,7 +273,7 @@ def test_attempts_differ_warning(evaldelta: Cli, tmp_path: Path) -> None:
     assert "Warning: every common case scored the same in both runs" in r.out
 
 
-def test_usage_errors(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_usage_errors(evaldelta: Cli, runs: Runs) -> None:
     base, _ = runs(0.5, 0.5)
     r = evaldelta("gate", base)
     assert r.code == 2
@@ -337,7 +340,7 @@ def test_scorer_regressions_in_the_json_gate(evaldelta: Cli) -> None:
     assert blocked["gate"]["reason"] == f"block (--block-scorer-regression): {FACTUAL}"
 
 
-def test_no_scorer_regression_no_warning(evaldelta: Cli, runs) -> None:  # type: ignore[no-untyped-def]
+def test_no_scorer_regression_no_warning(evaldelta: Cli, runs: Runs) -> None:
     base, cand = runs(0.5, 0.5)
     r = evaldelta("gate", base, cand, "--block-scorer-regression", "--format", "json")
     assert r.code == 0, r.err

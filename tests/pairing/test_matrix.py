@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,8 @@ from evaldelta.io import load
 from evaldelta.model import Record, Run
 from evaldelta.pairing._matrix import build_matrix as compare_matrix
 from tests.conftest import FIXTURES
+
+Jsonl = Callable[..., Path]
 
 COMBINED = FIXTURES / "combined-results.jsonl"
 TARGETS = ["gemini-3-flash-preview", "gpt-4.1", "gpt-5-mini"]
@@ -86,7 +90,7 @@ def test_rows_follow_selected_targets() -> None:
     assert compare_matrix(run, targets=["a", "b"]).test_ids == ["x"]
 
 
-def test_record_without_target_is_refused(jsonl) -> None:  # type: ignore[no-untyped-def]
+def test_record_without_target_is_refused(jsonl: Jsonl) -> None:
     path = jsonl(
         "r.jsonl", [{"test_id": "a", "target": "x", "score": 1}, {"test_id": "a", "score": 1}]
     )
