@@ -176,7 +176,7 @@ def report(
             "",
             "| Store | Median (s) | Each import (s) | Peak memory of the command (MB) |",
             "| --- | ---: | --- | ---: |",
-            row("sqlite", "SQLite file (WAL, `executemany`)"),
+            row("sqlite", "SQLite file (WAL, 64 KiB pages, `executemany`)"),
             row("postgresql", "PostgreSQL (`COPY ... FORMAT BINARY`)"),
             "",
             f"**PostgreSQL / SQLite: {ratio:.2f}x** (issue 17's target: at most "
