@@ -44,7 +44,7 @@ def test_quick_imports_into_both_stores_and_writes_the_report(
     assert any(line.startswith("postgresql import 1: ") for line in lines)
     assert any(line.startswith("PostgreSQL / SQLite: ") for line in lines)
     report = out.read_text(encoding="utf-8")
-    assert "| SQLite file (WAL, `executemany`) |" in report
+    assert "| SQLite file (WAL, 64 KiB pages, `executemany`) |" in report
     assert "| PostgreSQL (`COPY ... FORMAT BINARY`) |" in report
     assert "2,000 records" in report
     assert postgres_server.env.get("PGPASSWORD", "no password") not in proc.stdout + report
