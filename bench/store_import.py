@@ -85,14 +85,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="imports into each (default: 3)")
     parser.add_argument("--quick", action="store_true", help="2,000 records, 1 import each")
     parser.add_argument("--url", help="a PostgreSQL URL to import into (default: a throwaway)")
-    parser.add_argument("--workdir", type=Path, help="where the file and SQLite stores go")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="where the file and SQLite stores go (default: a temporary folder, removed after)",
+    )
     parser.add_argument("--out", type=Path, help="the Markdown report (default: STORE_IMPORT.md)")
     args = parser.parse_args(argv)
     records, repeat = (2_000, 1) if args.quick else (args.records, args.repeat)
     out = args.out or (None if args.quick else BENCH / "STORE_IMPORT.md")
     evaldelta = shutil.which("evaldelta") or str(Path(sys.executable).parent / "evaldelta")
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="evaldelta-store-import-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    if args.workdir is None:
+        with tempfile.TemporaryDirectory(prefix="evaldelta-store-import-") as folder:
+            return _run(args, records, repeat, out, evaldelta, Path(folder))
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    return _run(args, records, repeat, out, evaldelta, args.workdir)
+
+
+def _run(
+    args: argparse.Namespace,
+    records: int,
+    repeat: int,
+    out: Path | None,
+    evaldelta: str,
+    workdir: Path,
+) -> int:
     big = workdir / f"combined-{records}-t{TARGETS}-a{ATTEMPTS}-s{SEED}.jsonl"
     generate(big, records)
     base, held = server(args.url)
@@ -116,11 +133,15 @@ def main(argv: list[str] | None = None) -> int:
                     with psycopg.connect(base, autocommit=True) as conn:
                         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
                         conn.execute(f"CREATE SCHEMA {schema}")
-                    where = f"{base}?options=-csearch_path%3D{schema}"
+                    joint = "&" if "?" in base else "?"
+                    where = f"{base}{joint}options=-csearch_path%3D{schema}"
                 seconds, peak = timed(
                     [evaldelta, "runs", "import", str(big), "--name", "bench", "--store", where],
                     env,
                 )
+                if backend == "postgresql":  # a server of the user's keeps no copies
+                    with psycopg.connect(base, autocommit=True) as conn:
+                        conn.execute(f"DROP SCHEMA {schema} CASCADE")
                 figures[backend].append(seconds)
                 peaks[backend] = max(peaks[backend], peak)
                 print(f"{backend:<10} import {i + 1}: {seconds:6.2f} s, peak {peak:,.0f} MB")

@@ -61,8 +61,12 @@ def test_an_error_without_a_parameter_is_shown_as_it_is() -> None:
 
 def test_a_large_input_is_told_by_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file named on the command line or a store of LARGE_INPUT bytes or more makes
-    the command keep freed memory for reuse (fewer page faults on big inputs)."""
-    from evaldelta.cli._main import LARGE_INPUT, large_input
+    a short command keep freed memory for reuse (fewer page faults on big inputs);
+    eval and serve, long-running, never do."""
+    from evaldelta.cli._main import LARGE_INPUT, build_parser, large_input
+
+    def large(*argv: str) -> bool:
+        return large_input(build_parser().parse_args(argv), argv)
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("EVALDELTA_STORE", raising=False)
@@ -70,8 +74,15 @@ def test_a_large_input_is_told_by_its_size(tmp_path: Path, monkeypatch: pytest.M
     small.write_bytes(b"{}\n")
     with big.open("wb") as fh:
         fh.truncate(LARGE_INPUT)
-    assert not large_input(["compare", str(small), str(small), "--json"])
-    assert large_input(["compare", str(small), str(big)])
-    assert not large_input(["compare", "missing.jsonl", str(tmp_path)])
+    assert not large("compare", str(small), str(small), "--json")
+    assert large("compare", str(small), str(big))
+    assert not large("compare", "missing.jsonl", str(tmp_path))
+    assert large("runs", "import", str(big))
+    assert large("compare", "1", "2", f"--store={big}")
+    assert large("compare", "1", "2", "--store", str(big))
+    # --store wins over $EVALDELTA_STORE, which names the store otherwise.
     monkeypatch.setenv("EVALDELTA_STORE", str(big))
-    assert large_input(["compare", "1", "2"])
+    assert large("compare", "1", "2")
+    assert not large("compare", "1", "2", "--store", str(small))
+    assert not large("serve")
+    assert not large("eval", "suite.yaml")

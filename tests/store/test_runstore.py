@@ -83,6 +83,10 @@ def test_mapped_files_and_run_folders_round_trip(rel: str, store: RunStore) -> N
     same_run(run, store.get_run(store.add_run(run)))
 
 
+def test_the_store_says_which_database_it_lives_in(store: RunStore, location: str) -> None:
+    assert store.backend == ("postgresql" if location.startswith("postgresql://") else "sqlite")
+
+
 def test_without_text_and_with_extra_fields(store: RunStore) -> None:
     run = evaldelta.load(FIXTURES / "combined-results.jsonl", extra_fields=("timestamp",))
     rid = store.add_run(run)

@@ -126,32 +126,42 @@ def _limits_from_environment() -> None:
 LARGE_INPUT = 16 * 2**20
 
 
-def large_input(args: Sequence[str]) -> bool:
-    """Whether an argument (or the store named by EVALDELTA_STORE, or the default one)
-    is a file of :data:`LARGE_INPUT` bytes or more."""
-    names = [*args, os.environ.get("EVALDELTA_STORE", ""), ".evaldelta/runs.db"]
+#: The commands of a short process over files or a store: ``eval`` runs for long (its
+#: memory is its targets'), ``serve`` until stopped; both keep glibc's defaults.
+_SHORT_COMMANDS = frozenset({"compare", "gate", "power", "runs"})
+
+
+def large_input(args: argparse.Namespace, argv: Sequence[str]) -> bool:
+    """Whether a short command's input is a file of :data:`LARGE_INPUT` bytes or more:
+    a file named on its command line (``--option=FILE`` too), or the store it reads."""
+    from evaldelta.cli._store import store_path
+
+    if args.command not in _SHORT_COMMANDS:
+        return False
+    names = [a.partition("=")[2] if a.startswith("--") else a for a in argv]
+    names.append(store_path(args))
     try:
         return any(os.path.isfile(n) and os.path.getsize(n) >= LARGE_INPUT for n in names if n)
     except (OSError, ValueError):
         return False
 
 
-def _keep_freed_memory(args: Sequence[str]) -> None:
+def _keep_freed_memory(args: argparse.Namespace, argv: Sequence[str]) -> None:
     """Have glibc's allocator keep memory it is given back for reuse, instead of
     returning every large block to the system at once and taking it anew: on a large
     input the readers allocate and free pieces of tens of MB many times over, and each
     new block costs a page fault per 4 KiB page (on a 1,000,000-record compare, 490,000
     faults and 2 of its 8 seconds, against 41,000 so). Only for one command of a short
-    process, on a large input (a long-running dashboard keeps glibc's defaults); a
-    no-op where the C library is not glibc."""
-    if not large_input(args):
+    process, on a large input; only on Linux, and a no-op where the C library is not
+    glibc."""
+    if not sys.platform.startswith("linux") or not large_input(args, argv):
         return
     try:
         import ctypes
 
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
-    except (OSError, AttributeError, ValueError):
+    except (OSError, AttributeError, TypeError, ValueError):
         return
     m_trim_threshold, m_mmap_threshold = -1, -3
     mallopt(m_mmap_threshold, 2**30)
@@ -170,8 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_CANNOT_JUDGE
         args.argv = args_list
         _limits_from_environment()
-        if argv is None and args.command != "serve":
-            _keep_freed_memory(args_list)
+        if argv is None:
+            _keep_freed_memory(args, args_list)
         code: int = args.run(args)
         return code
     except KeyboardInterrupt:

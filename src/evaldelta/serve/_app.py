@@ -209,6 +209,8 @@ class Dashboard:
         self._idle = threading.Event()
         self._idle.set()
         self._pool: StorePool | None = None
+        # evaldelta.store.is_url's test, written out: importing the store package here
+        # would load sqlite3 before the first page (test_the_dashboard_starts_light).
         if str(store_path)[:13].lower().startswith(("postgresql://", "postgres://")):
             self._pool = StorePool(store_path)
         self._shown: str | None = None

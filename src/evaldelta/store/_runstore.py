@@ -1087,11 +1087,12 @@ class RunStore:
                 def checked() -> Iterator[tuple[Any, ...]]:
                     for name, first, encoding, data, crc in chunks:
                         data = bytes(data)
-                        if crc is not None and zlib.crc32(data) != crc:
+                        actual = zlib.crc32(data)
+                        if crc is not None and actual != crc:
                             raise self._db.damaged(
                                 f"run {stored.id}'s column {name!r} fails its checksum"
                             )
-                        yield name, first, encoding, data, zlib.crc32(data)
+                        yield name, first, encoding, data, actual
 
                 rid = target._paste(copied, stored.suite, summaries, attempts, checked())
             finally:
