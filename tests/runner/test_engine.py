@@ -196,6 +196,36 @@ def test_llm_rubric_is_judged_by_the_judge_target(server: FakeOpenAI, store: Run
     assert outcome.judge_tokens == 120
 
 
+def test_the_judges_spend_counts_toward_the_budget_and_the_outcome(
+    server: FakeOpenAI, store: RunStore
+) -> None:
+    def respond(body: dict[str, Any]) -> Step:
+        if body["model"] == "judge":  # $0.002 a grade
+            return Step(content='{"score": 1, "pass": true, "reason": "ok"}', usage=(1000, 1000))
+        return Step(content="an answer", usage=(0, 0))  # the agent costs nothing
+
+    server.default = respond
+    tests = tuple(
+        TestCase(id=f"t{i}", input="q", assertions=(AssertionSpec(type="llm-rubric", value="r"),))
+        for i in range(10)
+    )
+    price = {"input_per_mtok": 1.0, "output_per_mtok": 1.0}
+    suite = Suite(
+        name="j",
+        tests=tests,
+        targets=(_openai(server, "agent", price=price),),
+        hash="h",
+        concurrency=1,
+        judge="judge",
+        judge_target=_openai(server, "judge", price=price),
+    )
+    outcome = _run(plan_suite(suite), store, max_cost_usd=0.005)
+    assert outcome.stop_reason == "--max-cost 0.005 reached"
+    assert server.count("judge") == 3  # the agent alone would never reach the budget
+    assert outcome.judge_cost_usd == pytest.approx(0.006)
+    assert outcome.judge_tokens == 6000
+
+
 def test_a_rubric_without_a_judge_is_refused_before_anything_runs(server: FakeOpenAI) -> None:
     tests = (
         TestCase(id="x", input="q", assertions=(AssertionSpec(type="llm-rubric", value="r"),)),

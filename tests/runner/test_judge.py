@@ -66,7 +66,7 @@ def test_reads_a_reply(reply: str, score: float, passed: bool, reason: str) -> N
     chat = ScriptedChat(reply)
     verdict = grade(chat)
     assert (verdict.score, verdict.passed, verdict.reason) == (score, passed, reason)
-    assert verdict.calls == 1
+    assert verdict.usage.calls == 1
     assert len(chat.sent) == 1
 
 
@@ -92,9 +92,9 @@ def test_repair_is_asked_once() -> None:
     chat = ScriptedChat("Looks right to me!", GOOD, cost=0.002)
     verdict = grade(chat)
     assert (verdict.score, verdict.passed, verdict.reason) == (0.9, True, "names Paris")
-    assert verdict.calls == 2
-    assert (verdict.input_tokens, verdict.output_tokens) == (200, 40)
-    assert verdict.cost_usd == pytest.approx(0.004)
+    assert verdict.usage.calls == 2  # both calls are the verdict's
+    assert (verdict.usage.input_tokens, verdict.usage.output_tokens) == (200, 40)
+    assert verdict.usage.cost_usd == pytest.approx(0.004)
     first, second = chat.sent
     assert second[: len(first)] == first
     assert second[len(first)] == {"role": "assistant", "content": "Looks right to me!"}
@@ -124,9 +124,17 @@ def test_usage_is_a_running_total() -> None:
     assert judge.usage == JudgeUsage()
     first = asyncio.run(judge.grade("r", attempt))
     second = asyncio.run(judge.grade("r", attempt))
-    assert (first.calls, second.calls) == (1, 2)
-    assert first.cost_usd is None  # the endpoint gave no price
+    assert first.usage == JudgeUsage(calls=1, input_tokens=100.0, output_tokens=20.0)
+    assert second.usage == JudgeUsage(calls=2, input_tokens=200.0, output_tokens=40.0)
+    assert first.usage.cost_usd == 0.0  # the endpoint gave no price: counted 0
+    # the running total is the sum of the verdicts' shares
     assert judge.usage == JudgeUsage(calls=3, input_tokens=300.0, output_tokens=60.0, cost_usd=0.0)
+    assert judge.usage.to_dict() == {
+        "calls": 3,
+        "input_tokens": 300.0,
+        "output_tokens": 60.0,
+        "cost_usd": 0.0,
+    }
     assert judge.usage.tokens == 360.0
 
 

@@ -33,6 +33,7 @@ from evaldelta.runner._spec import InfraFailure, Reply, Suite, TargetSpec, TaskF
 from evaldelta.store._runstore import latest_attempts
 
 if TYPE_CHECKING:
+    from evaldelta.runner._judge import LLMJudge
     from evaldelta.runner._targets import Calling, Target
     from evaldelta.store import RunStore, StoredRun
 
@@ -431,14 +432,14 @@ async def run_suite(
     # Targets are built before anything is stored or scheduled, so that a missing
     # function or command is named at once and leaves no empty run behind.
     targets: dict[str, Target] = {}
-    judge_usage = _Usage()
+    judge_client: Target | None = None
     calling = Calling(suite.base_dir, suite.timeout_s, suite.retries, rng, sleep, env)
     try:
         for spec in plan.targets:
             targets[spec.name] = build_target(spec, calling)
-        grader = None
+        grader: LLMJudge | None = None
         if plan.judge is not None:
-            grader = _make_judge(plan, calling, judge_usage)
+            grader, judge_client = _make_judge(plan.judge, calling)
 
         # The stored runs: new ones, or the latest of each name when resuming.
         run_ids: dict[str, int] = {}
@@ -548,7 +549,8 @@ async def run_suite(
                 return False
             # Calls in flight will cost about what the finished ones did on average.
             each = spent / attempts_done if attempts_done else 0.0
-            return spent + judge_usage.cost + running * each >= max_cost_usd
+            judging = grader.usage.cost_usd if grader is not None else 0.0
+            return spent + judging + running * each >= max_cost_usd
 
         schedule = [
             job
@@ -597,8 +599,12 @@ async def run_suite(
     finally:
         for target_obj in targets.values():
             await target_obj.aclose()
-        await judge_usage.close()
+        if judge_client is not None:
+            await judge_client.aclose()
 
+    judged = grader.usage if grader is not None else None
+    judge_cost = judged.cost_usd if judged is not None else 0.0
+    judge_tokens = judged.tokens if judged is not None else 0.0
     runs: dict[str, StoredRun] = {}
     for spec in plan.targets:
         t = totals[spec.name]
@@ -607,8 +613,8 @@ async def run_suite(
         if sequencer is not None:
             how = sequencer.record(
                 started=len(started_cases),
-                tokens=(t.input_tokens + t.output_tokens + judge_usage.tokens) or None,
-                cost_usd=(t.cost_usd + judge_usage.cost) if t.cost_known else None,
+                tokens=(t.input_tokens + t.output_tokens + judge_tokens) or None,
+                cost_usd=(t.cost_usd + judge_cost) if t.cost_known else None,
                 finished=sum(1 for n in sequencer.done.values() if n >= suite.attempts),
             )
             if status == "interrupted" and sequencer.should_stop and stop_reason is None:
@@ -629,8 +635,8 @@ async def run_suite(
         status=overall,
         stop_reason=stop_reason,
         fatal=fatal,
-        judge_cost_usd=judge_usage.cost,
-        judge_tokens=judge_usage.tokens,
+        judge_cost_usd=judge_cost,
+        judge_tokens=judge_tokens,
         elapsed_s=time.monotonic() - started,
     )
 
@@ -685,40 +691,23 @@ def _count(t: TargetTotals, record: Mapping[str, Any]) -> None:
         t.cost_known = True
 
 
-class _Usage:
-    """What the judge has cost so far, and its client to close."""
-
-    def __init__(self) -> None:
-        self.cost = 0.0
-        self.tokens = 0.0
-        self.client: Target | None = None
-
-    def add(self, reply: Reply) -> None:
-        self.cost += reply.cost_usd or 0.0
-        self.tokens += (reply.input_tokens or 0.0) + (reply.output_tokens or 0.0)
-
-    async def close(self) -> None:
-        if self.client is not None:
-            await self.client.aclose()
-
-
-def _make_judge(plan: Plan, calling: Calling, usage: _Usage) -> Any:
+def _make_judge(spec: TargetSpec, calling: Calling) -> tuple[LLMJudge, Target]:
+    """The judge, and its client (to close when the run ends)."""
     from evaldelta.runner._judge import LLMJudge
     from evaldelta.runner._targets import build_target
 
-    assert plan.judge is not None
-    client: Any = build_target(plan.judge, calling)
-    usage.client = client
+    client: Any = build_target(spec, calling)
 
     async def chat(messages: list[dict[str, Any]]) -> Reply:
         reply: Reply = await client.chat(messages, temperature=0)
-        usage.add(reply)
         return reply
 
-    return LLMJudge(chat)
+    return LLMJudge(chat), client
 
 
-async def _attempt(job: Job, target: Target, plan: Plan, grader: Any) -> tuple[dict[str, Any], Any]:
+async def _attempt(
+    job: Job, target: Target, plan: Plan, grader: LLMJudge | None
+) -> tuple[dict[str, Any], Any]:
     """One attempt, scored, as a record in agentv's shape, and any work a timeout could
     not stop (see :attr:`TaskFailure.still_running`). Raises TargetError only."""
     from evaldelta.runner._assertions import Attempt, check, combine

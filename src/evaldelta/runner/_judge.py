@@ -13,6 +13,7 @@ block early and speak to the judge as the prompt.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -56,26 +57,11 @@ _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
-class JudgeVerdict:
-    """The judge's grade of one attempt, with what it cost to get (summed over the
-    calls it took: 1, or 2 when the first reply needed repair; ``None`` when the
-    endpoint did not say)."""
-
-    score: float
-    passed: bool
-    reason: str
-    calls: int = 1
-    input_tokens: float | None = None
-    output_tokens: float | None = None
-    cost_usd: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return picked(self, "score passed reason calls input_tokens output_tokens cost_usd")
-
-
-@dataclass(frozen=True, slots=True)
 class JudgeUsage:
-    """What a judge has used so far: calls, tokens and dollars (unknown ones count 0)."""
+    """What a judge used: calls, tokens and dollars (those an endpoint did not say count 0).
+
+    The judge's running total over its grades, and each verdict's own share of it.
+    """
 
     calls: int = 0
     input_tokens: float = 0.0
@@ -86,8 +72,31 @@ class JudgeUsage:
     def tokens(self) -> float:
         return self.input_tokens + self.output_tokens
 
+    def plus(self, reply: Reply) -> JudgeUsage:
+        """This usage with one more call, which answered ``reply``."""
+        return JudgeUsage(
+            calls=self.calls + 1,
+            input_tokens=self.input_tokens + (reply.input_tokens or 0.0),
+            output_tokens=self.output_tokens + (reply.output_tokens or 0.0),
+            cost_usd=self.cost_usd + (reply.cost_usd or 0.0),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return picked(self, "calls input_tokens output_tokens cost_usd")
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """The judge's grade of one attempt, and what it took to get: one call, or two when
+    the first reply needed repair."""
+
+    score: float
+    passed: bool
+    reason: str
+    usage: JudgeUsage = JudgeUsage(calls=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**picked(self, "score passed reason"), "usage": self.usage.to_dict()}
 
 
 class LLMJudge:
@@ -132,22 +141,13 @@ class LLMJudge:
             score=score,
             passed=passed,
             reason=reason,
-            calls=len(replies),
-            input_tokens=_sum(r.input_tokens for r in replies),
-            output_tokens=_sum(r.output_tokens for r in replies),
-            cost_usd=_sum(r.cost_usd for r in replies),
+            usage=functools.reduce(JudgeUsage.plus, replies, JudgeUsage()),
         )
 
     async def _call(self, messages: list[dict[str, Any]], replies: list[Reply]) -> str:
         reply = await self._chat(messages)
         replies.append(reply)
-        u = self._usage
-        self._usage = JudgeUsage(
-            calls=u.calls + 1,
-            input_tokens=u.input_tokens + (reply.input_tokens or 0.0),
-            output_tokens=u.output_tokens + (reply.output_tokens or 0.0),
-            cost_usd=u.cost_usd + (reply.cost_usd or 0.0),
-        )
+        self._usage = self._usage.plus(reply)
         out = reply.output
         return out if isinstance(out, str) else output_text(out)
 
@@ -238,11 +238,6 @@ def _first_object(text: str) -> dict[str, Any] | None:
                     return obj
             start = candidate.find("{", start + 1)
     return None
-
-
-def _sum(values: Any) -> float | None:
-    known = [v for v in values if v is not None]
-    return float(sum(known)) if known else None
 
 
 def _repair(problem: str) -> str:
