@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,11 +79,11 @@ def z_sum_for(kwargs: dict[str, float]) -> float:
     ],
 )
 def test_minimum_detectable_effect_inverts_cases_needed(
-    rate: float, effect: float, kwargs: dict[str, float]
+    rate: float, effect: float, kwargs: dict[str, Any]
 ) -> None:
-    needed = cases_needed(rate, effect, **kwargs)  # type: ignore[arg-type]
+    needed = cases_needed(rate, effect, **kwargs)
     assert needed.cases is not None
-    mde = minimum_detectable_effect(needed.cases, baseline_rate=rate, **kwargs)  # type: ignore[arg-type]
+    mde = minimum_detectable_effect(needed.cases, baseline_rate=rate, **kwargs)
     assert mde.effect == pytest.approx(effect, abs=1e-3)
     assert mde.effect <= effect  # n was rounded up
     assert mde.cases == needed.cases
@@ -135,10 +136,10 @@ def test_nothing_detectable_with_too_few_cases() -> None:
     ],
 )
 def test_cases_needed_bad_input(
-    args: tuple[float, float], kwargs: dict[str, float], message: str
+    args: tuple[float, float], kwargs: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(UsageError, match=message):
-        cases_needed(*args, **kwargs)  # type: ignore[arg-type]
+        cases_needed(*args, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -163,9 +164,9 @@ def test_cases_needed_bad_input(
         ({"cases": 100, "omega2": 0.3, "alpha": 2}, r"alpha must be a number between 0 and 1"),
     ],
 )
-def test_minimum_detectable_effect_bad_input(kwargs: dict[str, float], message: str) -> None:
+def test_minimum_detectable_effect_bad_input(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        minimum_detectable_effect(**kwargs)  # type: ignore[arg-type]
+        minimum_detectable_effect(**kwargs)
 
 
 def test_paired_variance_matches_numpy() -> None:

@@ -4,13 +4,16 @@ reference written from the paper's definitions, the running form, and settling."
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
 from evaldelta.errors import UsageError
 from evaldelta.stats._sequential import (
+    ConfidenceSequence,
     RunningSequence,
+    Settled,
     confidence_sequence,
     path_points,
     settle,
@@ -119,15 +122,21 @@ def test_empty_and_errors() -> None:
         confidence_sequence([0.0] * 4).interval(5)
 
 
+def _settled(sequence: ConfidenceSequence, **options: Any) -> Settled:
+    settled = settle(sequence, **options)
+    assert settled is not None
+    return settled
+
+
 def test_settle_waits_for_the_minimum_and_names_the_verdict() -> None:
     up = confidence_sequence([1.0] * 60)
     first = int(np.argmax(up.low > 0)) + 1
     assert first < 20
-    assert settle(up, min_cases=20).cases == 20  # type: ignore[union-attr]
-    assert settle(up, min_cases=1).cases == first  # type: ignore[union-attr]
-    assert settle(up).kind == "Better"  # type: ignore[union-attr]
+    assert _settled(up, min_cases=20).cases == 20
+    assert _settled(up, min_cases=1).cases == first
+    assert _settled(up).kind == "Better"
     down = confidence_sequence([-1.0] * 60)
-    assert settle(down).kind == "Worse"  # type: ignore[union-attr]
+    assert _settled(down).kind == "Worse"
     flat = confidence_sequence([0.0] * 400)
     assert settle(flat) is None
     at = settle(flat, margin=0.05)
