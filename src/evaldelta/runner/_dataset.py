@@ -3,6 +3,7 @@ task, scorers})``: a dataset of dicts, a task function, scorers by name."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -28,8 +29,14 @@ def _first(item: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str | None, 
 
 
 def _name_of(fn: Callable[..., Any]) -> str:
-    module = getattr(fn, "__module__", None) or "?"
-    return f"{module}:{getattr(fn, '__qualname__', repr(fn))}"
+    """``module:qualname`` of a function; of its class for a callable object; a
+    partial's function and arguments. Never a ``repr`` with a memory address, which
+    would change the suite's hash in every process and so refuse every resume."""
+    if isinstance(fn, functools.partial):
+        given = [*map(repr, fn.args), *(f"{k}={v!r}" for k, v in fn.keywords.items())]
+        return f"partial({', '.join([_name_of(fn.func), *given])})"
+    named: Any = fn if hasattr(fn, "__qualname__") else type(fn)
+    return f"{getattr(named, '__module__', None) or '?'}:{named.__qualname__}"
 
 
 def suite_from_task(
@@ -56,7 +63,8 @@ def suite_from_task(
     item without an id is ``case-1``, ``case-2``... in the dataset's order.
 
     Raises:
-        UsageError: an empty dataset, an item without an input, duplicate ids.
+        UsageError: an empty dataset, an item without an input or with one that is
+            not JSON, an empty or repeated id.
     """
     if not name or not str(name).strip():
         raise UsageError("evaluate(): name must be a non-empty string (the suite's name)")
@@ -88,17 +96,31 @@ def suite_from_task(
                 f"evaluate(): dataset item {i + 1} has no 'input' (keys: "
                 f"{', '.join(map(str, item)) or 'none'})"
             )
-        _, test_id = _first(item, _ID_KEYS)
+        id_key, test_id = _first(item, _ID_KEYS)
         tid = str(test_id) if test_id is not None else f"case-{i + 1}"
+        if not tid.strip():
+            raise UsageError(
+                f"evaluate(): dataset item {i + 1} has an empty {id_key!r}; give it a "
+                "non-empty id, or leave the key out to have it called "
+                f"'case-{i + 1}'"
+            )
         if tid in seen:
             raise UsageError(f"evaluate(): dataset item {i + 1} repeats the id {tid!r}")
         seen.add(tid)
         _, expected = _first(item, _EXPECTED_KEYS)
         metadata = item.get("metadata")
+        if not isinstance(value, (str, list)):
+            try:
+                value = json.dumps(value)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(
+                    f"evaluate(): dataset item {i + 1}'s {key!r} cannot be written as JSON "
+                    f"({exc}); give text, a list of chat messages, or JSON values"
+                ) from exc
         tests.append(
             TestCase(
                 id=tid,
-                input=value if isinstance(value, (str, list)) else json.dumps(value),
+                input=value,
                 expected_output=expected,
                 category=None if item.get("category") is None else str(item["category"]),
                 metadata=dict(metadata) if isinstance(metadata, Mapping) else {},

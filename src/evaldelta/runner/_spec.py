@@ -194,7 +194,7 @@ class TargetSpec:
         if isinstance(params, Mapping):
             found.extend(str(v) for k, v in params.items() if secret_name(str(k)) and v)
         # Longest first, so that a secret containing another is scrubbed whole.
-        return sorted({s for s in found if len(s) >= 3}, key=len, reverse=True)
+        return sorted({s for s in found if len(s) >= 3}, key=lambda s: (-len(s), s))
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,20 +242,40 @@ def secret_name(name: str) -> bool:
 
 def url_secrets(url: str) -> list[str]:
     """The secret parts of a URL: the password of ``user:pw@host``, and the values of
-    query parameters named like secrets (``?key=...``)."""
-    from urllib.parse import parse_qsl, urlsplit
+    query parameters named like secrets (``?key=...``), each as written in the URL and,
+    where that differs, percent-decoded (as a message may show either)."""
+    from urllib.parse import unquote, unquote_plus, urlsplit
 
     parts = urlsplit(url)
-    found = [parts.password] if parts.password else []
-    found.extend(v for k, v in parse_qsl(parts.query, keep_blank_values=False) if secret_name(k))
-    return [f for f in found if f]
+    found = [parts.password, unquote(parts.password)] if parts.password else []
+    for name, _, value in _query_pieces(parts.query):
+        if value and secret_name(unquote_plus(name)):
+            found.extend((value, unquote_plus(value)))
+    return list(dict.fromkeys(f for f in found if f))
+
+
+def _query_pieces(query: str) -> list[tuple[str, str, str]]:
+    """A URL's query as ``(name, "=", value)`` pieces, as written (not decoded)."""
+    return [piece.partition("=") for piece in query.split("&")]
 
 
 def redact_url(url: str) -> str:
-    """The URL with its secret parts (see :func:`url_secrets`) shown as ``***``."""
-    for secret in sorted(url_secrets(url), key=len, reverse=True):
-        url = url.replace(secret, "***")
-    return url
+    """The URL with its secret parts (see :func:`url_secrets`) shown as ``***``: the
+    password in the URL's authority, secret query values in its query; nothing else."""
+    from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password:
+        userinfo, _, host = netloc.rpartition("@")
+        netloc = f"{userinfo.partition(':')[0]}:***@{host}"
+    query = "&".join(
+        f"{name}=***" if value and secret_name(unquote_plus(name)) else f"{name}{sep}{value}"
+        for name, sep, value in _query_pieces(parts.query)
+    )
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def import_callable(ref: str, base_dir: Path, where: Where) -> Callable[..., Any]:
