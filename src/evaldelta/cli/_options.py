@@ -175,12 +175,15 @@ def settings_from(args: argparse.Namespace) -> Any:
     """The statistics settings the options ask for."""
     from evaldelta.analysis import Settings
 
-    if not 0 < args.confidence < 1:
+    # Rounded so that 0.95 gives alpha 0.05, not 0.050000000000000044; a level within
+    # 1e-12 of 0 or 1 would round to an alpha of 0 or 1, and is refused here too.
+    alpha = round(1 - args.confidence, 12)
+    if not (0 < args.confidence < 1 and 0 < alpha < 1):
         raise UsageError(f"--confidence must be between 0 and 1 (e.g. 0.95), got {args.confidence}")
     return Settings(
         threshold=args.threshold,
         pass_threshold=args.pass_threshold,
-        alpha=round(1 - args.confidence, 12),
+        alpha=alpha,
         resamples=args.resamples,
         seed=args.seed,
         cluster_by=args.cluster_by,

@@ -78,6 +78,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 def is_store_file(path: str) -> bool:
     """Whether ``path`` is an existing file that starts as an SQLite database does."""
+    if not os.path.isfile(path):  # a folder, a FIFO (whose open would wait for a writer)
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
