@@ -435,7 +435,7 @@ def test_several_targets_need_a_choice(evaldelta: Cli) -> None:
             ["compare", BASE, CAND, "--targets", "x"],
             "--targets is for the matrix of one combined file, not for two files",
         ),
-        (["compare", BASE, CAND, "-t", "-0.1"], "threshold must be a number >= 0, got -0.1"),
+        (["compare", BASE, CAND, "-t", "-0.1"], "--threshold must be a number >= 0, got -0.1"),
     ],
 )
 def test_usage_errors(evaldelta: Cli, args: list[str], message: str) -> None:

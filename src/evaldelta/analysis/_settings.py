@@ -66,12 +66,12 @@ class Settings:
 
     def __post_init__(self) -> None:
         def bad(name: str, value: object, allowed: str) -> UsageError:
-            return UsageError(f"{name} must be {allowed}, got {value!r}")
+            return UsageError(f"{name} must be {allowed}, got {value!r}", option=name)
 
         if not (math.isfinite(self.threshold) and self.threshold >= 0):
             raise bad("threshold", self.threshold, "a number >= 0")
         if not math.isfinite(self.pass_threshold):
-            raise bad("pass threshold", self.pass_threshold, "a finite number")
+            raise bad("pass_threshold", self.pass_threshold, "a finite number")
         if not 0 < self.alpha < 1:
             raise bad("alpha", self.alpha, "between 0 and 1 (0.05 for 95% intervals)")
         if self.resamples < 100:
@@ -79,7 +79,7 @@ class Settings:
         for name in ("max_slowdown", "max_cost_increase"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
-                raise bad(name.replace("_", "-"), value, "a fraction >= 0 (0.1 for 10%)")
+                raise bad(name, value, "a fraction >= 0 (0.1 for 10%)")
         if self.margin is not None and not (math.isfinite(self.margin) and self.margin >= 0):
             raise bad("margin", self.margin, "a number >= 0 (0.01 for 1 point)")
         if (
@@ -87,7 +87,7 @@ class Settings:
             or not isinstance(self.min_cases, int)
             or (self.min_cases < 1)
         ):
-            raise bad("min cases", self.min_cases, "a whole number >= 1")
+            raise bad("min_cases", self.min_cases, "a whole number >= 1")
         if self.metric not in ("score", "pass_rate"):
             raise bad("metric", self.metric, "'score' or 'pass_rate'")
 

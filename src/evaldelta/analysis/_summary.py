@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from evaldelta.pairing._cases import DEFAULT_PASS_THRESHOLD
 
 if TYPE_CHECKING:
-    from evaldelta.model import FloatArray, Run
+    from evaldelta.model import BoolArray, FloatArray, Run
 
 __all__ = ["over_targets", "summarise"]
 
@@ -18,8 +18,8 @@ def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[
     """Per target: cases, attempts, pass rate, mean score, latency, cost, errors.
 
     Pass rate and mean score are means over cases (each case the mean of its attempts
-    that ran), latency the mean per case excluding waits, cost the total; ``None`` where
-    no record says.
+    that ran), latency the mean per case excluding waits, cost the total over the
+    attempts that ran; ``None`` where no record says.
     """
     import numpy as np
 
@@ -28,8 +28,6 @@ def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[
     out = []
     for code, target in enumerate(run.targets):
         c = case_matrix(run, [code], pass_threshold=pass_threshold).column(0, label=str(target))
-        own = run.target_index == code
-        cost = run.cost_usd[own]
         with np.errstate(invalid="ignore"):
             out.append(
                 {
@@ -42,7 +40,7 @@ def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[
                     "pass_rate": _nanmean(c.pass_rate),
                     "mean_score": _nanmean(c.score),
                     "latency_ms": _nanmean(c.latency_ms),
-                    "cost_usd": (None if np.isnan(cost).all() else float(np.nansum(cost))),
+                    "cost_usd": _total_cost(run, run.target_index == code),
                     "safety_failures": int(c.safety.sum()),
                 }
             )
@@ -55,6 +53,22 @@ def over_targets(figures: list[dict[str, Any]], key: str) -> float | None:
     pairs = [(f[key], f["cases"]) for f in figures if f[key] is not None and f["cases"]]
     cases = sum(n for _, n in pairs)
     return sum(v * n for v, n in pairs) / cases if cases else None
+
+
+def _total_cost(run: Run, own: BoolArray) -> float | None:
+    """The cost of the attempts of ``own`` that ran (as every other figure, attempts lost
+    to infrastructure failures left out), from the records or a grouped run's totals."""
+    import numpy as np
+
+    from evaldelta.pairing._cases import infra_mask
+
+    if run.totals is not None:
+        counts = run.totals.counts.get("cost_usd")
+        if counts is None or not counts[own].any():
+            return None
+        return float(run.totals.sums["cost_usd"][own].sum())
+    cost = run.cost_usd[own & ~infra_mask(run)]
+    return None if np.isnan(cost).all() else float(np.nansum(cost))
 
 
 def _nanmean(values: FloatArray) -> float | None:

@@ -70,6 +70,18 @@ def _flag_phrases() -> dict[str, tuple[tuple[str, str], ...]]:
         "targets": (("add it to targets", "add it to --targets"),),
         "sample": (("sample must", "--sample must"),),
         "cluster_by": (("cluster_by='category'", "--cluster-by category"),),
+        # Settings the command line passes on as given (--confidence, --margin and
+        # --min-cases are checked, and named, before they become alpha, margin, min_cases).
+        **{
+            name: ((f"{name} must", f"--{name.replace('_', '-')} must"),)
+            for name in (
+                "threshold",
+                "pass_threshold",
+                "resamples",
+                "max_slowdown",
+                "max_cost_increase",
+            )
+        },
     }
 
 
