@@ -122,3 +122,35 @@ def test_an_agentv_record_without_test_id_keeps_its_message(evaldelta: Cli, tmp_
         f'evaldelta: error: {path}:1: record has no "test_id" (nor "eval_id" or "testId"); '
         "every record needs one\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "p.json",
+            '{"evalId":"e","results":{"results":[{"testIdx":0,"score":1e999}]}}',
+            '"results.results[0].score" must be a finite number, got a number out of range; '
+            "re-export the results with promptfoo",
+        ),
+        (
+            "o.jsonl",
+            '{"data_source_idx":0,"item":{},"grades":{"acc":1e999}}',
+            'values in "grades" must each be a finite number, got a number out of range',
+        ),
+        (
+            "o.jsonl",
+            '{"data_source_idx":0,"item":{},"grades":{"acc":"x"}}',
+            'values in "grades" must each be a number, got {"acc":"x"}',
+        ),
+    ],
+    ids=["promptfoo score out of range", "openai-evals grade out of range", "grade in words"],
+)
+def test_a_wrong_value_in_promptfoo_or_openai_evals_is_named(
+    evaldelta: Cli, tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text + "\n")
+    r = evaldelta("compare", path, path)
+    where = f"{path}:1" if name.endswith(".jsonl") else f"{path}"
+    assert (r.code, r.out, r.err) == (2, "", f"evaldelta: error: {where}: {message}\n")

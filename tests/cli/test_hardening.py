@@ -517,3 +517,52 @@ def test_a_key_given_twice_is_refused(evaldelta: Cli, tmp_path: Path) -> None:
         b'{"test_id":"t1","score":0.5,"scores":[{"name":"a","score":0.4},{"name":"b","score":0.6}]}\n',
     )
     assert evaldelta("compare", nested, nested).code == 0
+
+
+@pytest.mark.parametrize("engine", ["plain", "duckdb"])
+@pytest.mark.parametrize("attempt", ["9223372036854775808", "-9223372036854775809"])
+def test_an_attempt_beyond_64_bits_is_refused_by_line(
+    evaldelta: Cli, tmp_path: Path, attempt: str, engine: str
+) -> None:
+    huge = _write(
+        tmp_path / "huge.jsonl",
+        b'{"test_id":"a","score":1}\n{"test_id":"b","score":1,"attempt":%s}\n' % attempt.encode(),
+    )
+    env = {"EVALDELTA_DUCKDB_MB": "0"} if engine == "duckdb" else {}
+    assert _one_error_line(evaldelta("compare", huge, huge, env=env)) == (
+        f'evaldelta: error: {huge}:2: "attempt" must be an integer from -9223372036854775808 '
+        f"to 9223372036854775807, got {attempt}; number a case's attempts 1, 2, 3, ... or "
+        "leave the field out"
+    )
+
+
+@pytest.mark.parametrize("attempt", ["1e30", "9223372036854775808"])
+def test_an_attempt_beyond_64_bits_in_a_csv_file_or_a_mapped_file_is_refused_by_line(
+    evaldelta: Cli, tmp_path: Path, attempt: str
+) -> None:
+    table = _write(
+        tmp_path / "huge.csv", b"test_id,score,attempt\na,1,1\nb,1,%s\n" % attempt.encode()
+    )
+    assert _one_error_line(evaldelta("compare", table, table)) == (
+        f'evaldelta: error: {table}:3: column "attempt" must be a whole number from 1 to '
+        f'9223372036854775807, got "{attempt}"'
+    )
+    mapped = _write(
+        tmp_path / "huge.jsonl",
+        b'{"id":"a","s":1,"n":1}\n{"id":"b","s":1,"n":%s}\n' % attempt.encode(),
+    )
+    r = evaldelta("compare", mapped, mapped, "--map", "test_id=id,score=s,attempt=n")
+    assert _one_error_line(r) == (  # the value as the file writes it
+        f'evaldelta: error: {mapped}:2: "n" must be a whole number from 1 to '
+        f"9223372036854775807, got {attempt}"
+    )
+
+
+def test_a_lowercase_nan_is_named(evaldelta: Cli, tmp_path: Path) -> None:
+    nan = _write(
+        tmp_path / "nan.jsonl", b'{"test_id":"a","score":1}\n{"test_id":"b","score":nan}\n'
+    )
+    assert _one_error_line(evaldelta("compare", nan, nan)) == (
+        f'evaldelta: error: {nan}:2: "score" must be a finite number, got nan (not valid JSON; '
+        'write a number, or null with an "error")'
+    )

@@ -13,10 +13,13 @@ import numpy as np
 import pytest
 
 from evaldelta.io._agentv import (
+    ATTEMPT_MAX,
+    ATTEMPT_MIN,
     ERROR_STATUSES,
     INFRA_STATUSES,
     INTERRUPTED_STATUSES,
     STOPPED_EARLY,
+    AttemptRangeError,
     attempt_column,
     fill,
     one_object_per_line,
@@ -263,3 +266,31 @@ def test_attempt_column_gives_zero_where_a_record_gives_none() -> None:
 def test_attempt_column_keeps_the_extremes_of_int64() -> None:
     low, high = -(2**63), 2**63 - 1
     assert attempt_column([low, None, high]).tolist() == [low, 0, high]
+
+
+def test_attempt_numbers_may_be_any_64_bit_integer() -> None:
+    assert (ATTEMPT_MIN, ATTEMPT_MAX) == (-(2**63), 2**63 - 1)
+    # 0 and below are kept (Run numbers them in order, as records that give none).
+    assert attempt_column([0, -5, 1]).tolist() == [0, -5, 1]
+
+
+@pytest.mark.parametrize(
+    ("attempts", "index", "shown"),
+    [
+        ([2**63], 0, "9223372036854775808"),
+        ([1, -(2**63) - 1], 1, "-9223372036854775809"),
+        ([None, 2, 2**64, 2**63], 2, "18446744073709551616"),  # the first, past a None
+        ([1, 2**200], 1, "160693804425899027554196209234116260252220299378279283530..."),  # cut
+    ],
+)
+def test_attempt_column_refuses_a_number_beyond_64_bits(
+    attempts: list[int | None], index: int, shown: str
+) -> None:
+    """Not an OverflowError (an internal error): the record and what is allowed."""
+    with pytest.raises(AttemptRangeError) as info:
+        attempt_column(attempts)
+    assert info.value.index == index
+    assert str(info.value) == (
+        '"attempt" must be an integer from -9223372036854775808 to 9223372036854775807, '
+        f"got {shown}; number a case's attempts 1, 2, 3, ... or leave the field out"
+    )

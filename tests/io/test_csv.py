@@ -268,13 +268,13 @@ def _error(path: Path, mapping: dict[str, str] | None = None) -> ParseError:
             "id,score,attempt\na,1,0\n",
             None,
             2,
-            'column "attempt" must be a whole number of 1 or more, got "0"',
+            'column "attempt" must be a whole number from 1 to 9223372036854775807, got "0"',
         ),
         (
             "id,score,attempt\na,1,1.5\n",
             None,
             2,
-            'column "attempt" must be a whole number of 1 or more, got "1.5"',
+            'column "attempt" must be a whole number from 1 to 9223372036854775807, got "1.5"',
         ),
         (
             "id,score\na,1\n  ,0\n",

@@ -302,6 +302,12 @@ BAD = {
     "a score too large": '{"test_id": "q2", "target": "t", "score": 1e13}',
     "no score": '{"test_id": "q2", "target": "t"}',
     "an attempt of 2.5": '{"test_id": "q2", "target": "t", "score": 1, "attempt": 2.5}',
+    "an attempt past 2**63 - 1": (
+        '{"test_id": "q2", "target": "t", "score": 1, "attempt": 9223372036854775808}'
+    ),
+    "an attempt below -2**63": (
+        '{"test_id": "q2", "target": "t", "score": 1, "attempt": -9223372036854775809}'
+    ),
     "passed as text": '{"test_id": "q2", "target": "t", "score": 1, "passed": "yes"}',
     "latency as text": '{"test_id": "q2", "target": "t", "score": 1, "latency_ms": "12"}',
     "a scorer as text": '{"test_id": "q2", "target": "t", "score": 1, "scores": {"a": "x"}}',
@@ -342,6 +348,30 @@ def test_a_bad_record_far_down_the_file_is_named_by_line(tmp_path: Path, engine:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(evaldelta.ParseError, match=r'bad\.jsonl:2501: "score" must be a number'):
         load(path, keep_text=False, grouped=0.5)
+
+
+def test_an_attempt_beyond_64_bits_is_named_by_line(tmp_path: Path, engine: None) -> None:
+    """The engine would take it (a grouped run keeps no attempt numbers): it leaves the
+    file to the plain path, which refuses it."""
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        f'{GOOD}\n{{"test_id": "q2", "target": "t", "score": 1, "attempt": {2**63}}}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(evaldelta.ParseError) as info:
+        load(path, keep_text=False, grouped=0.5)
+    assert str(info.value) == (
+        f'{path}:2: "attempt" must be an integer from -9223372036854775808 to '
+        "9223372036854775807, got 9223372036854775808; number a case's attempts 1, 2, 3, ... "
+        "or leave the field out"
+    )
+    # The ends of the range are read by the engine itself.
+    for attempt in (2**63 - 1, -(2**63)):
+        path.write_text(
+            f'{GOOD}\n{{"test_id": "q2", "target": "t", "score": 1, "attempt": {attempt}}}\n',
+            encoding="utf-8",
+        )
+        assert_same(*both(path))
 
 
 def test_invalid_utf8_is_named_by_line(tmp_path: Path, engine: None) -> None:

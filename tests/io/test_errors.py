@@ -247,6 +247,21 @@ def test_explain_line_names_a_mapping_inside_a_list() -> None:
             '(not valid JSON; write a number, or null with an "error")',
         ),
         (
+            b'{"score": nan}',  # msgspec reads it as a null and reports the byte after
+            '"score" must be a finite number, got nan '
+            '(not valid JSON; write a number, or null with an "error")',
+        ),
+        (
+            b'{"score":nan,"x":1}',
+            '"score" must be a finite number, got nan '
+            '(not valid JSON; write a number, or null with an "error")',
+        ),
+        (
+            b'{"a": [1, nan]}',
+            "a number must be a finite number, got nan "
+            '(not valid JSON; write a number, or null with an "error")',
+        ),
+        (
             b'{"a": [1, NaN]}',  # no key right before it: "a number"
             "a number must be a finite number, got NaN "
             '(not valid JSON; write a number, or null with an "error")',
@@ -288,6 +303,27 @@ def test_explain_line_decode(line: bytes, text: str) -> None:
     assert explain_line_decode(_malformed(line), line) == text
 
 
+@pytest.mark.parametrize(
+    ("line", "column"),
+    [
+        (b'{"score": nope}', 11),  # the column of the n, not the byte after "nope"
+        (b'{"score": nul}', 11),
+        (b'{"score": nano}', 11),  # not "nan"
+        (b'{"passed": tru}', 12),
+        (b'{"passed": fals}', 12),
+        (b'{"passed": Tru}', 12),
+        (b'{"an": x}', 8),  # an n ending a key starts no value
+    ],
+)
+def test_explain_line_decode_names_the_column_where_the_bad_value_starts(
+    line: bytes, column: int
+) -> None:
+    assert explain_line_decode(_malformed(line), line) == (
+        f"not valid JSON (invalid character at column {column}); each line must be one JSON object"
+    )
+    assert column <= len(line)
+
+
 def test_explain_line_decode_of_a_key_that_is_not_utf8() -> None:
     line = b'{"sc\xffore": NaN}'
     message = "JSON is malformed: invalid character (byte 11)"
@@ -319,6 +355,72 @@ def test_explain_validation_names_the_field_and_the_mend(data: bytes, text: str)
     message = _validation(data)
     assert explain_validation(message, data, not_an_object="is it a log?", mend="re-export it") == (
         text
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        (b'{"score": 1e999}', '"score" must be a finite number, got a number out of range'),
+        (b'{"score": -1e999}', '"score" must be a finite number, got a number out of range'),
+        (
+            b'{"inner": {"x": 1e400}}',
+            '"inner.x" must be a finite number, got a number out of range',
+        ),
+        (
+            b'{"scores": {"a": 1e999}}',
+            'values in "scores" must each be a finite number, got a number out of range',
+        ),
+    ],
+)
+def test_explain_validation_of_a_number_out_of_range(data: bytes, text: str) -> None:
+    """Worded as explain_line words it, not as a value of the wrong type."""
+    message = _validation(data)
+    assert message.startswith("Number out of range")
+    assert explain_validation(message, data, not_an_object="-", mend="re-export it") == (
+        f"{text}; re-export it"
+    )
+
+
+def test_explain_validation_names_the_values_of_a_mapping() -> None:
+    """msgspec's ``[...]`` (a key of the mapping) is not shown: its values are named."""
+    data = b'{"scores": {"a": "b"}}'
+    message = _validation(data)
+    assert message == "Expected `float | null`, got `str` - at `$.scores[...]`"
+    assert explain_validation(message, data, not_an_object="-", mend="re-export it") == (
+        'values in "scores" must each be a number, got {"a":"b"}; re-export it'
+    )
+    assert explain_validation(message, data, not_an_object="-", prefix="data.") == (
+        'values in "data.scores" must each be a number, got {"a":"b"}'
+    )
+
+
+def test_explain_validation_names_the_types_in_explain_lines_order() -> None:
+    """A string before an integer, whatever order msgspec names them in."""
+    data = b'{"test_id": [1]}'
+    message = _validation(data)
+    assert explain_validation(message, data, not_an_object="-") == (
+        '"test_id" must be a string or an integer, got [1]'
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"score": "high"}',
+        b'{"score": 1e999}',
+        b'{"test_id": 1.5}',
+        b'{"items": [1, "z"]}',
+        b'{"inner": {"ys": [1, "q"]}}',
+        b'{"scores": {"a": "b"}}',
+        b'{"scores": {"a": 1e999}}',
+        b"[1, 2]",
+    ],
+)
+def test_explain_line_is_explain_validation_of_a_line(line: bytes) -> None:
+    message = _validation(line)
+    assert explain_line(message, line) == explain_validation(
+        message, line, not_an_object="each line must be one JSON object"
     )
 
 
@@ -358,6 +460,15 @@ def test_explain_decode_names_the_line_of_the_bad_byte() -> None:
     data = b'{\n  "a": 1,\n  "b": ]\n}'
     assert explain_decode(_malformed(data), data, "export it again") == (
         3,
+        "not valid JSON (invalid character); export it again",
+    )
+
+
+def test_explain_decode_names_the_line_of_a_misspelt_null() -> None:
+    """msgspec reports ``nan`` (read as a null) at the byte after it: on the next line."""
+    data = b'{\n  "score": nan\n}'
+    assert explain_decode(_malformed(data), data, "export it again") == (
+        2,
         "not valid JSON (invalid character); export it again",
     )
 

@@ -123,6 +123,42 @@ def test_attempts_are_numbered_in_order(jsonl: Make) -> None:
     assert run.attempt.tolist() == [1, 1, 2, 7]
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_attempt_numbers_are_read_across_the_64_bit_range(jsonl: Make, fast: bool) -> None:
+    """The ends of the range are kept; 0 and below count as none, numbered in order."""
+    path = jsonl(
+        "r.jsonl",
+        [
+            {"test_id": "a", "score": 1, "attempt": 2**63 - 1},
+            {"test_id": "b", "score": 1, "attempt": -(2**63)},
+            {"test_id": "b", "score": 1, "attempt": 0},
+            {"test_id": "b", "score": 1, "attempt": -5},
+        ],
+    )
+    assert jsonl_reader.read(path, fast=fast).attempt.tolist() == [2**63 - 1, 1, 2, 3]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("attempt", [2**63, -(2**63) - 1, 2**64])
+def test_an_attempt_beyond_64_bits_is_refused_by_line(
+    jsonl: Make, fast: bool, attempt: int
+) -> None:
+    path = jsonl(
+        "r.jsonl",
+        [
+            {"test_id": "a", "score": 1, "attempt": 1},
+            {"test_id": "b", "score": 1, "attempt": attempt},
+        ],
+    )
+    with pytest.raises(ParseError) as info:
+        jsonl_reader.read(path, fast=fast)
+    assert str(info.value) == (
+        f'{path}:2: "attempt" must be an integer from -9223372036854775808 to '
+        f"9223372036854775807, got {attempt}; number a case's attempts 1, 2, 3, ... or leave "
+        "the field out"
+    )
+
+
 def test_blank_lines_bom_and_crlf(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_bytes(

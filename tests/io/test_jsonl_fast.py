@@ -482,6 +482,21 @@ _BAD_LINES = {
         '{"test_id": "b", "score": 1e999}',
         '"score" must be a finite number, got a number out of range',
     ),
+    "a lowercase nan score": (
+        '{"test_id": "b", "score": nan}',
+        '"score" must be a finite number, got nan '
+        '(not valid JSON; write a number, or null with an "error")',
+    ),
+    "an attempt past 2**63 - 1": (
+        '{"test_id": "b", "score": 1, "attempt": 9223372036854775808}',
+        '"attempt" must be an integer from -9223372036854775808 to 9223372036854775807, '
+        "got 9223372036854775808; number a case's attempts 1, 2, 3, ... or leave the field out",
+    ),
+    "an attempt below -2**63": (
+        '{"test_id": "b", "score": 1, "attempt": -9223372036854775809}',
+        '"attempt" must be an integer from -9223372036854775808 to 9223372036854775807, '
+        "got -9223372036854775809; number a case's attempts 1, 2, 3, ... or leave the field out",
+    ),
     "a fractional attempt": (
         '{"test_id": "b", "score": 1, "attempt": 1.5}',
         '"attempt" must be an integer, got 1.5',

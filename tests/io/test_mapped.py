@@ -343,7 +343,7 @@ def test_the_jsonl_reader_hands_a_mapping_over(jsonl: Make) -> None:
             ['{"q": "a", "s": 1, "n": 0}'],
             {"test_id": "q", "score": "s", "attempt": "n"},
             1,
-            '"n" must be a whole number of 1 or more, got 0',
+            '"n" must be a whole number from 1 to 9223372036854775807, got 0',
         ),
         (
             ['{"q": "a", "s": 1, "m": {"name": "x"}}'],

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from evaldelta.io._errors import shown
+
 if TYPE_CHECKING:
     from evaldelta.io._source import LineChunk
     from evaldelta.model import IntArray
@@ -106,11 +108,43 @@ def passed_column(passed: list[bool | None]) -> IntArray:
     return np.asarray([-1 if p is None else int(p) for p in passed], dtype=np.int64)
 
 
+#: The attempt numbers a record may give: what the column of attempts holds (64 bits).
+#: A number below 1 counts as none (numbered in order), as it always has.
+ATTEMPT_MIN, ATTEMPT_MAX = -(2**63), 2**63 - 1
+#: What a column of attempt numbers that must count from 1 (CSV, ``--map``) may hold.
+WHOLE_ATTEMPT = f"a whole number from 1 to {ATTEMPT_MAX}"
+
+
+class AttemptRangeError(ValueError):
+    """A record's attempt number is beyond what the column holds: ``index`` is the
+    record, and the message says what an attempt number must be."""
+
+    def __init__(self, index: int, value: int) -> None:
+        super().__init__(
+            f'"attempt" must be an integer from {ATTEMPT_MIN} to {ATTEMPT_MAX}, got '
+            f"{shown(value)}; number a case's attempts 1, 2, 3, ... or leave the field out"
+        )
+        self.index = index
+
+
 def attempt_column(attempts: list[int | None]) -> IntArray:
-    """Attempt numbers, 0 where a record gives none (numbered later, in order)."""
+    """Attempt numbers, 0 where a record gives none (numbered later, in order).
+
+    Raises:
+        AttemptRangeError: a number is below :data:`ATTEMPT_MIN` or above
+            :data:`ATTEMPT_MAX`.
+    """
     import numpy as np
 
     try:
-        return np.asarray(attempts, dtype=np.int64)
-    except TypeError:  # some record gives none
-        return np.asarray([0 if a is None else a for a in attempts], dtype=np.int64)
+        try:
+            return np.asarray(attempts, dtype=np.int64)
+        except TypeError:  # some record gives none
+            return np.asarray([0 if a is None else a for a in attempts], dtype=np.int64)
+    except OverflowError:
+        i, value = next(
+            (i, a)
+            for i, a in enumerate(attempts)
+            if a is not None and not ATTEMPT_MIN <= a <= ATTEMPT_MAX
+        )
+        raise AttemptRangeError(i, value) from None

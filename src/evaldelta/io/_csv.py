@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from evaldelta.errors import ParseError
+from evaldelta.io._agentv import ATTEMPT_MAX, WHOLE_ATTEMPT
 from evaldelta.io._errors import listed, shown
 from evaldelta.io._mapped import BOOLEAN_WORDS, DEFAULT_NAMES, SCORER_PREFIX, check_mapping
 from evaldelta.io._reader import NO_RECORDS, ReadOptions, fill_scores, read_content, reader
@@ -373,8 +374,8 @@ class _Table:
             return None
         out: list[int | None] = []
         for k, value in enumerate(numbers):
-            if value is not None and not (value >= 1 and value.is_integer()):
-                raise self._bad(k, i, "a whole number of 1 or more", self.rows[k][i])
+            if value is not None and not (1 <= value <= ATTEMPT_MAX and value.is_integer()):
+                raise self._bad(k, i, WHOLE_ATTEMPT, self.rows[k][i])
             out.append(None if value is None else int(value))
         return out
 

@@ -96,9 +96,11 @@ def _is_bool(j: str) -> str:
 
 
 def _is_int(j: str) -> str:
+    # Within 64 bits, as the plain path's column of attempts (it refuses any other).
     return (
         f"({j} IS NULL OR ({_DIGIT.format(j)} AND NOT contains({j}, '.') "
-        f"AND NOT contains(lower({j}), 'e')))"
+        f"AND NOT contains(lower({j}), 'e') "
+        f"AND TRY_CAST(CAST({j} AS VARCHAR) AS BIGINT) IS NOT NULL))"
     )
 
 

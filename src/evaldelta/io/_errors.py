@@ -61,16 +61,32 @@ def explain_validation(
         prefix: where the decoded part sits in the whole record (``data.``).
     """
     at = re.search(r" - at `\$(.*)`$", message)
-    path = at.group(1).lstrip(".") if at else ""
-    expected = re.search(r"Expected `([^`]*)`", message)
-    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
-    wanted = " or ".join(TYPE_WORDS.get(k, k) for k in kinds) or "something else"
+    path = at.group(1) if at else ""
+    reason = message[: at.start()] if at else message
     if not path:
-        kind = re.search(r"got `(\w+)`", message)
+        kind = re.search(r"got `(\w+)`", reason)
         got = TYPE_WORDS.get(kind.group(1), kind.group(1)) if kind else "something else"
         return f"expected a JSON object, got {got}; {not_an_object}"
-    said = f'"{prefix}{path}" must be {wanted}, got {value_at(data, path)}'
+    said = _field_must_be(reason, path, data, prefix)
     return f"{said}; {mend}" if mend else said
+
+
+def _field_must_be(reason: str, path: str, data: bytes, prefix: str) -> str:
+    """``"field" must be <type>, got <value>`` for msgspec's ``reason`` at ``path``
+    (``.a[0].b``): a number too large for its type is named so, and the values of a
+    mapping (``[...]`` stands for one of its keys) as the mapping's values."""
+    inside_mapping = path.endswith("[...]")
+    base = path.removesuffix("[...]").lstrip(".")
+    field = prefix + base.replace("[...]", "[]")
+    subject = f'values in "{field}"' if inside_mapping else f'"{field}"'
+    verb = "must each be" if inside_mapping else "must be"
+    if reason.startswith("Number out of range"):
+        return f"{subject} {verb} a finite number, got a number out of range"
+    expected = re.search(r"Expected `([^`]*)`", reason)
+    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
+    kinds.sort(key=lambda k: _TYPE_ORDER.index(k) if k in _TYPE_ORDER else len(_TYPE_ORDER))
+    wanted = " or ".join(TYPE_WORDS.get(k, k) for k in kinds) or "valid"
+    return f"{subject} {verb} {wanted}, got {value_at(data, base)}"
 
 
 def explain_decode(message: str, data: bytes, mend: str) -> tuple[int | None, str]:
@@ -81,8 +97,28 @@ def explain_decode(message: str, data: bytes, mend: str) -> tuple[int | None, st
     at = re.search(r" \(byte (\d+)\)$", detail)
     if not at:
         return None, f"not valid JSON ({detail})"
-    byte = int(at.group(1))
+    byte = _value_start(data, int(at.group(1)))
     return data.count(b"\n", 0, byte) + 1, f"not valid JSON ({detail[: at.start()]}); {mend}"
+
+
+#: JSON's words: msgspec compares a value's letters with the word its first letter
+#: begins, and reports a mismatch (``nan`` read as ``null``) at the byte after them.
+_WORDS = (b"null", b"true", b"false")
+
+
+def _value_start(data: bytes, byte: int) -> int:
+    """Where the value that msgspec could not read at ``byte`` starts: ``byte``, or the
+    first letter of a misspelt ``null``, ``true`` or ``false`` (``nan``, ``tru``)."""
+    for word in _WORDS:
+        start = byte - len(word)
+        if start < 0 or data[start] != word[0] or data[start:byte] == word:
+            continue
+        before = start - 1
+        while before >= 0 and data[before] in b" \t\r\n":
+            before -= 1
+        if before < 0 or data[before] in b"[:,":  # where a value may start
+            return start
+    return byte
 
 
 def explain_expected(
@@ -115,29 +151,7 @@ def explain_expected(
 def explain_line(message: str, line: bytes) -> str:
     """msgspec's validation message for one line of JSON Lines, naming the field, the
     type it must have and the value it has."""
-    where = re.search(r" - at `\$(.*)`$", message)
-    path = where.group(1) if where else ""
-    reason = message[: where.start()] if where else message
-    if path == "":
-        got = re.search(r"got `(\w+)`", reason)
-        kind = got.group(1) if got else "something else"
-        return (
-            f"expected a JSON object, got {TYPE_WORDS.get(kind, kind)}; "
-            "each line must be one JSON object"
-        )
-    # "[...]" stands for a key of a mapping: name the mapping instead.
-    inside_mapping = path.endswith("[...]")
-    base = path.removesuffix("[...]")
-    field = base.lstrip(".").replace("[...]", "[]")
-    subject = f'values in "{field}"' if inside_mapping else f'"{field}"'
-    verb = "must be" if not inside_mapping else "must each be"
-    if reason.startswith("Number out of range"):
-        return f"{subject} {verb} a finite number, got a number out of range"
-    expected = re.search(r"Expected `([^`]*)`", reason)
-    kinds = [k for k in (expected.group(1).split(" | ") if expected else []) if k != "null"]
-    kinds.sort(key=lambda k: _TYPE_ORDER.index(k) if k in _TYPE_ORDER else 9)
-    wanted = " or ".join(TYPE_WORDS.get(k, k) for k in kinds) or "valid"
-    return f"{subject} {verb} {wanted}, got {value_at(line, base.lstrip('.'))}"
+    return explain_validation(message, line, not_an_object="each line must be one JSON object")
 
 
 def explain_line_decode(message: str, line: bytes) -> str:
@@ -150,10 +164,10 @@ def explain_line_decode(message: str, line: bytes) -> str:
         )
     at = re.search(r" \(byte (\d+)\)$", detail)
     if at:
-        byte = int(at.group(1))
+        byte = _value_start(line, int(at.group(1)))
         if byte > 0 and line[byte - 1 : byte] == b"-":
             byte -= 1  # the sign belongs to the token
-        token = re.match(rb"-?(NaN|Infinity|inf|nan)", line[byte:])
+        token = re.match(rb"-?(NaN|Infinity|inf|nan)(?!\w)", line[byte:])
         if token:
             key = re.search(rb'"([^"]*)"\s*:\s*$', line[:byte])
             field = f'"{key.group(1).decode(errors="replace")}" ' if key else "a number "

@@ -40,6 +40,7 @@ from evaldelta.io._agentv import (
     INFRA_STATUSES,
     INTERRUPTED_STATUSES,
     STOPPED_EARLY,
+    AttemptRangeError,
     attempt_column,
     fill,
     one_object_per_line,
@@ -572,6 +573,10 @@ def _chunk_columns(
                 tags[i] = (
                     tuple(f"{k}={v}" for k, v in t.items()) if isinstance(t, dict) else tuple(t)
                 )
+    try:
+        attempt = attempt_column([r.attempt for r in recs])
+    except AttemptRangeError as err:
+        raise ParseError(src, lines[err.index], str(err)) from None
     kinds = [r.error_kind for r in recs]
     error_kinds = (
         {} if kinds.count(None) == n else {i: k for i, k in enumerate(kinds) if k is not None}
@@ -619,7 +624,7 @@ def _chunk_columns(
         "score": float_column(scores, n),
         "target": factorizers["target"].codes(targets),
         "passed": passed_column([r.passed for r in recs]),
-        "attempt": attempt_column([r.attempt for r in recs]),
+        "attempt": attempt,
         "latency_ms": float_column(latency, n),
         "wait_ms": float_column([r.wait_ms for r in recs], n),
         "input_tokens": float_column(input_tokens, n),

@@ -273,6 +273,14 @@ class PlainDecoder:
         found = [t for t in stamps if t] if stamps is not None else []
         passed = self._values(recs, "passed", shape)
         attempts = self._values(recs, "attempt", shape)
+        try:
+            attempt = (
+                _agentv.attempt_column(attempts)
+                if attempts is not None
+                else np.zeros(n, dtype=np.int64)
+            )
+        except _agentv.AttemptRangeError:
+            return None  # the general path names the line
         latency = self._values(recs, "latency_ms", shape)
         categories = self._values(recs, "category", shape)
         inputs = [r.input for r in recs]
@@ -294,11 +302,7 @@ class PlainDecoder:
                 if passed is not None
                 else np.full(n, -1, dtype=np.int64)
             ),
-            "attempt": (
-                _agentv.attempt_column(attempts)
-                if attempts is not None
-                else np.zeros(n, dtype=np.int64)
-            ),
+            "attempt": attempt,
             "latency_ms": float_column(latency, n),
             "wait_ms": nan,
             "input_tokens": nan,

@@ -28,9 +28,11 @@ import msgspec
 
 from evaldelta.errors import ParseError, UsageError
 from evaldelta.io._agentv import (
+    ATTEMPT_MAX,
     ERROR_STATUSES,
     INFRA_STATUSES,
     INTERRUPTED_STATUSES,
+    WHOLE_ATTEMPT,
 )
 from evaldelta.io._errors import explain_line_decode, listed, shown
 from evaldelta.io._reader import (
@@ -389,10 +391,10 @@ class _Builder:
         for i, v in enumerate(values):
             if v is None:
                 out.append(None)
-            elif type(v) in (int, float) and v >= 1 and float(v).is_integer():
+            elif type(v) in (int, float) and 1 <= v <= ATTEMPT_MAX and float(v).is_integer():
                 out.append(int(v))
             else:
-                raise self._bad(i, path, "a whole number of 1 or more", v)
+                raise self._bad(i, path, WHOLE_ATTEMPT, v)
         return out
 
     def anything(self, values: list[Any], path: str) -> list[Any]:
