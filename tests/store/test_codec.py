@@ -2,12 +2,13 @@
 encoded to chunks and decoded back unchanged, the encodings and chunk boundaries it
 writes, integer narrowing, and what a damaged chunk does: the codec raises one of the
 errors the store turns into "the store is damaged", and a chunk whose stored checksum
-does not match its bytes is refused with that message on both databases."""
+does not match its bytes, or a column whose chunks do not hold each record once (a chunk
+lost, one too many), is refused with that message on both databases."""
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -75,15 +76,15 @@ def small_run(n: int, **columns: Any) -> Run:
     )
 
 
-def by_column(chunks: Iterable[Chunk]) -> dict[str, list[tuple[str, bytes]]]:
-    """Chunks as :func:`decode_run` takes them: name -> [(encoding, data)] in order."""
-    out: dict[str, list[tuple[str, bytes]]] = {}
+def by_column(chunks: Iterable[Chunk]) -> dict[str, list[tuple[int, str, bytes]]]:
+    """Chunks as :func:`decode_run` takes them: name -> [(first, encoding, data)] in order."""
+    out: dict[str, list[tuple[int, str, bytes]]] = {}
     for chunk in chunks:
-        out.setdefault(chunk.name, []).append((chunk.encoding, chunk.data))
+        out.setdefault(chunk.name, []).append((chunk.first, chunk.encoding, chunk.data))
     return out
 
 
-def decode(columns: dict[str, list[tuple[str, bytes]]], like: Run) -> Run:
+def decode(columns: dict[str, list[tuple[int, str, bytes]]], like: Run) -> Run:
     """``columns`` decoded with ``like``'s run-level facts."""
     return decode_run(
         columns,
@@ -389,6 +390,16 @@ def test_object_columns_are_one_chunk_up_to_object_chunk_records() -> None:
     assert decode(by_column(chunks), run).texts == run.texts
 
 
+def test_object_chunk_is_read_when_a_run_is_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not fixed when the module was loaded: changing it changes the chunks."""
+    monkeypatch.setattr(codec, "OBJECT_CHUNK", 4)
+    run = small_run(10, texts={"input": [f"q{i}" for i in range(10)]}, errors={1: "a", 9: "b"})
+    chunks = list(encode_run(run))
+    assert [c.first for c in chunks if c.name == "text:input"] == [0, 4, 8]
+    assert [c.first for c in chunks if c.name == "errors"] == [0, 8]
+    assert_same_run(decode(by_column(chunks), run), run)
+
+
 def test_sparse_columns_write_only_the_ranges_that_hold_values() -> None:
     piece = codec._sparse_piece({9: "late", 1: "early"})
     chunks = list(codec._object_chunks("errors", 12, piece, 4))
@@ -396,7 +407,8 @@ def test_sparse_columns_write_only_the_ranges_that_hold_values() -> None:
         (0, [[1], ["early"]]),
         (8, [[9], ["late"]]),  # records 4 to 7 have none: no chunk
     ]
-    assert codec._sparse([(c.encoding, c.data) for c in chunks]) == {1: "early", 9: "late"}
+    stored = [(c.first, c.encoding, c.data) for c in chunks]
+    assert codec._record_sparse("errors", stored, 12) == {1: "early", 9: "late"}
     assert list(codec._object_chunks("errors", 12, codec._sparse_piece({}), 4)) == []
 
 
@@ -455,8 +467,8 @@ def damaged(name: str, data: bytes | None = None, encoding: str | None = None) -
     """What decoding the full run raises with the first chunk of ``name`` replaced."""
     run = full_run()
     columns = by_column(encode_run(run))
-    old_encoding, old_data = columns[name][0]
-    columns[name][0] = (encoding or old_encoding, old_data if data is None else data)
+    first, old_encoding, old_data = columns[name][0]
+    columns[name][0] = (first, encoding or old_encoding, old_data if data is None else data)
     with pytest.raises(DAMAGE) as err:
         decode(columns, run)
     return err.value
@@ -497,8 +509,134 @@ def test_a_sparse_chunk_whose_indexes_and_values_disagree_does_not_decode() -> N
 
 def test_an_error_index_beyond_the_run_does_not_decode() -> None:
     err = damaged("errors", msgspec.msgpack.encode([[1, 9], ["timeout", "boom"]]))
-    assert type(err) is IndexError
-    assert str(err) == "index 9 is out of bounds for axis 0 with size 6"
+    assert type(err) is codec.DamagedColumnError
+    assert str(err) == "column 'errors' holds record 9, not one of the run's 6"
+
+
+Columns = dict[str, list[tuple[int, str, bytes]]]
+
+
+def floats_at(first: int, *values: float) -> tuple[int, str, bytes]:
+    return (first, "<f8", np.array(values, dtype="<f8").tobytes())
+
+
+def without(name: str, first: int | None = None) -> Callable[[Columns], None]:
+    """Lose column ``name``'s chunk at ``first`` (all its chunks: ``None``)."""
+
+    def edit(columns: Columns) -> None:
+        if first is None:
+            del columns[name]
+        else:
+            columns[name] = [chunk for chunk in columns[name] if chunk[0] != first]
+
+    return edit
+
+
+def replaced(name: str, first: int, *chunks: tuple[int, str, bytes]) -> Callable[[Columns], None]:
+    """Put ``chunks`` in the place of column ``name``'s chunk at ``first``."""
+
+    def edit(columns: Columns) -> None:
+        i = [chunk[0] for chunk in columns[name]].index(first)
+        columns[name][i : i + 1] = chunks
+
+    return edit
+
+
+def sparse_at(first: int, keys: list[int]) -> tuple[int, str, bytes]:
+    return (first, "msgpack", msgspec.msgpack.encode([keys, ["e"] * len(keys)]))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (without("score", 8), "column 'score' is missing records 8 to 9 of the run's 10"),
+        (without("score", 4), "column 'score' is missing records 4 to 7 of the run's 10"),
+        (without("score", 0), "column 'score' is missing records 0 to 3 of the run's 10"),
+        (without("score"), "column 'score' is missing records 0 to 9 of the run's 10"),
+        (
+            replaced("score", 8, floats_at(8, 0.8)),
+            "column 'score' is missing record 9 of the run's 10",
+        ),
+        (
+            replaced("score", 8, floats_at(8, 0.8, 0.9, 1.0, 1.1)),
+            "column 'score' holds records 10 to 11, beyond the run's 10",
+        ),
+        (
+            replaced("score", 8, floats_at(8, 0.8, 0.9), floats_at(10, 1.0)),
+            "column 'score' holds record 10, beyond the run's 10",
+        ),
+        (
+            replaced("score", 4, floats_at(2, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)),
+            "column 'score' holds records 2 to 3 twice",
+        ),
+        (without("test_index", 8), "column 'test_index' is missing records 8 to 9 of the run's 10"),
+        (without("attempt"), "column 'attempt' is missing records 0 to 9 of the run's 10"),
+        (
+            without("safety_failure", 4),
+            "column 'safety_failure' is missing records 4 to 7 of the run's 10",
+        ),
+        (without("latency_ms", 8), "column 'latency_ms' is missing records 8 to 9 of the run's 10"),
+        (without("lines", 0), "column 'lines' is missing records 0 to 3 of the run's 10"),
+        (without("scorer:0", 4), "column 'scorer:0' is missing records 4 to 7 of the run's 10"),
+        (without("scorer:0"), "column 'scorer:0' is missing records 0 to 9 of the run's 10"),
+        (without("text:input", 4), "column 'text:input' is missing records 4 to 7 of the run's 10"),
+        (without("text:input"), "column 'text:input' is missing records 0 to 9 of the run's 10"),
+        (without("extra:0", 8), "column 'extra:0' is missing records 8 to 9 of the run's 10"),
+        # The lists that name what the columns of codes and the columns per name hold.
+        (without("test_ids"), "column 'test_ids' is missing"),
+        (without("targets"), "column 'targets' is missing"),
+        (without("categories"), "column 'categories' is missing"),
+        (without("scorers"), "column 'scorers' is missing"),
+        (without("extra"), "column 'extra' is missing"),
+        (without("texts"), "column 'texts' is missing"),
+        # Sparse columns: a record the run has not, or one twice.
+        (
+            replaced("errors", 8, sparse_at(8, [9, 12])),
+            "column 'errors' holds record 12, not one of the run's 10",
+        ),
+        (
+            replaced("error_kinds", 0, sparse_at(0, [-1])),
+            "column 'error_kinds' holds record -1, not one of the run's 10",
+        ),
+        (replaced("errors", 0, sparse_at(0, [1, 1])), "column 'errors' holds record 1 twice"),
+        (
+            replaced("errors", 8, sparse_at(4, [5]), sparse_at(8, [2])),
+            "column 'errors' holds record 2 out of order",
+        ),
+    ],
+)
+def test_columns_that_do_not_hold_each_record_once_are_refused(
+    monkeypatch: pytest.MonkeyPatch, edit: Callable[[Columns], None], message: str
+) -> None:
+    """A checksum covers a chunk's bytes, not whether the chunk is there: a lost chunk
+    (or one too many) is seen by counting records."""
+    monkeypatch.setattr(codec, "NUMERIC_CHUNK", 4)
+    monkeypatch.setattr(codec, "OBJECT_CHUNK", 4)
+    run = small_run(
+        10,
+        latency_ms=[float(i) for i in range(10)],
+        lines=range(1, 11),
+        errors={1: "timeout", 9: "boom"},
+        error_kinds={1: "infra"},
+        scorer_scores={"exact": [1.0] * 10},
+        texts={"input": [f"q{i}" for i in range(10)]},
+        extra={"timestamp": list(range(10))},
+    )
+    columns = by_column(encode_run(run))
+    assert_same_run(decode(columns, run), run)  # whole, it decodes
+    edit(columns)
+    with pytest.raises(codec.DamagedColumnError) as err:
+        decode(columns, run)
+    assert str(err.value) == message
+    assert err.value.column == message.split("'")[1]
+    assert isinstance(err.value, DAMAGE)
+
+
+def test_a_run_of_no_records_needs_no_columns() -> None:
+    empty = small_run(0)
+    assert_same_run(decode({}, empty), empty)
+    with pytest.raises(codec.DamagedColumnError, match=r"^column 'scorers' is missing$"):
+        decode({}, small_run(1))
 
 
 def test_a_stored_chunks_checksum_is_the_crc32_of_its_bytes(location: str) -> None:
@@ -552,6 +690,28 @@ def test_a_chunk_without_checksum_that_does_not_decode_is_refused_as_damage(
         assert str(err.value) == (
             f"{store.location}: the store is damaged: run {rid}'s records do not decode "
             f"(ValueError: buffer size must be a multiple of element size){MEND}"
+        )
+        assert err.value.option == "store"
+        assert err.value.__cause__ is None
+
+
+@pytest.mark.parametrize("name", ["score", "test_index"])
+def test_a_lost_chunk_is_refused_as_damage(
+    location: str, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Once read as a run of 8 records (``score``), or one that broke its summary
+    (``test_index``)."""
+    monkeypatch.setattr(codec, "NUMERIC_CHUNK", 4)
+    with open_store(location) as store:
+        rid = store.add_run(small_run(10), name="ten")
+        store._conn.execute(
+            "DELETE FROM record_columns WHERE run = ? AND name = ? AND first = 8", (rid, name)
+        )
+        with pytest.raises(StoreError) as err:
+            store.get_run(rid)
+        assert str(err.value) == (
+            f"{store.location}: the store is damaged: run {rid}'s column {name!r} is missing "
+            f"records 8 to 9 of the run's 10{MEND}"
         )
         assert err.value.option == "store"
         assert err.value.__cause__ is None

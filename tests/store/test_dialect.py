@@ -20,6 +20,7 @@ import pytest
 from evaldelta.errors import StoreError
 from evaldelta.store._dialect import POSTGRESQL, SQLITE, Backend, Dialect, glob_regex
 from evaldelta.store._schema import MIGRATIONS, migrate
+from tests.store.conftest import synthetic_run
 
 # -- helpers -------------------------------------------------------------------------------
 
@@ -199,6 +200,24 @@ def test_the_summaries_table_loses_without_rowid_and_keeps_its_key() -> None:
         ("[^", "(?!)"),
         ("[]", "(?!)"),
         ("ok[a-", "(?!)"),
+        # A "-" makes a range only after an ordinary member: not after a range, nor
+        # after a leading "]" (as SQLite's patternCompare reads a set).
+        ("[a-c-e]", r"^[a-c\-e]$"),
+        ("[a-c--e]", r"^[a-c\--e]$"),  # a-c, "-", then a range from "-" to e
+        ("[]-a]", r"^[\]\-a]$"),
+        ("[^]-a]", r"^[^\]\-a]$"),
+        ("[]-]", r"^[\]\-]$"),
+        ("[--e]", r"^[\--e]$"),
+        ("[a-]]", r"^[a\-]\]$"),  # a range never ends at the closing "]"
+        ("[\\-a]", r"^[\\-a]$"),
+        # A reversed range holds its first character alone (PostgreSQL refuses one).
+        ("[z-a]", "^[z]$"),
+        ("[a-\\]", "^[a]$"),
+        ("[^z-a]", "^[^z]$"),
+        ("[a-a]", "^[a]$"),
+        ("[z-é-a]", r"^[z-é\-a]$"),
+        # Doubled, Python would read a set operation.
+        ("[&&~|]", r"^[\&\&\~\|]$"),
     ],
 )
 def test_a_glob_as_a_regular_expression(pattern: str, regex: str) -> None:
@@ -212,19 +231,22 @@ def test_a_glob_as_a_regular_expression(pattern: str, regex: str) -> None:
 NAMES = [
     "", "a", "b", "c", "e", "z", "A", "-", "]", "[", "^", "!", "\\", ".", "*", "?", "é",
     "aa", "ab", "a.b", "axb", "a+", "aaa+", "(x)", "^a", "a$", "a\\b", "a[b", "a]b", "a\n",
-    "x\ny", "{a}", "a|b", "éa", "pr-1", "pr-12", "qa[v2]", "qav", "qa2",
+    "x\ny", "{a}", "a|b", "éa", "pr-1", "pr-12", "qa[v2]", "qav", "qa2", "d", "&", "_", "a]",
+    "-]",
 ]  # fmt: skip
 
 #: The names, sorted as SQLite's BINARY collation and PostgreSQL's "C" sort them.
 EVERY_NAME = sorted(NAMES)
-ONE_CHARACTER = ["!", "*", "-", ".", "?", "A", "[", "\\", "]", "^", "a", "b", "c", "e", "z", "é"]
+ONE_CHARACTER = [
+    "!", "&", "*", "-", ".", "?", "A", "[", "\\", "]", "^", "_", "a", "b", "c", "d", "e", "z", "é",
+]  # fmt: skip
 
 #: Each glob, and the names it matches (as SQLite's GLOB says).
 GLOBS = [
     ("*", EVERY_NAME),
     ("?", ONE_CHARACTER),
-    ("??", ["^a", "a\n", "a$", "a+", "aa", "ab", "éa"]),
-    ("a*", ["a", "a\n", "a$", "a+", "a.b", "a[b", "a\\b", "a]b", "aa", "aaa+", "ab", "axb", "a|b"]),
+    ("??", ["-]", "^a", "a\n", "a$", "a+", "a]", "aa", "ab", "éa"]),
+    ("a*", [n for n in EVERY_NAME if n.startswith("a")]),
     ("*b", ["a.b", "a[b", "a\\b", "a]b", "ab", "axb", "a|b", "b"]),
     ("a?b", ["a.b", "a[b", "a\\b", "a]b", "axb", "a|b"]),
     ("a.b", ["a.b"]),
@@ -263,6 +285,32 @@ GLOBS = [
     ("[éa]", ["a", "é"]),
     ("A", ["A"]),
     ("a", ["a"]),
+    # Where a "-" in a set is a range, and where it is itself.
+    ("[a-c-e]", ["-", "a", "b", "c", "e"]),
+    ("[a-c-]", ["-", "a", "b", "c"]),
+    ("[a-c--e]", ["-", ".", "?", "A", "[", "\\", "]", "^", "_", "a", "b", "c", "d", "e"]),
+    ("[--e]", ["-", ".", "?", "A", "[", "\\", "]", "^", "_", "a", "b", "c", "d", "e"]),
+    ("[]-a]", ["-", "]", "a"]),
+    ("[^]-a]", [n for n in ONE_CHARACTER if n not in "]-a"]),
+    ("[]-]", ["-", "]"]),
+    ("[]-^]", ["-", "]", "^"]),
+    ("[-]", ["-"]),
+    ("[^-]", [n for n in ONE_CHARACTER if n != "-"]),
+    ("[!-]", ["!", "-"]),
+    ("[a-]]", ["-]", "a]"]),
+    ("[[-]]", ["-]"]),
+    ("a[]-]*", ["a]", "a]b"]),
+    ("[\\-a]", ["\\", "]", "^", "_", "a"]),
+    # Reversed ranges: the first character alone.
+    ("[z-a]", ["z"]),
+    ("[a-\\]", ["a"]),
+    ("[a--]", ["a"]),
+    ("[^z-a]", [n for n in ONE_CHARACTER if n != "z"]),
+    ("[^a-\\]", [n for n in ONE_CHARACTER if n != "a"]),
+    ("[a-a]", ["a"]),
+    ("[a-é]", ["a", "b", "c", "d", "e", "z", "é"]),
+    ("[z-é-a]", ["-", "a", "z", "é"]),
+    ("[&&]", ["&"]),
 ]
 
 
@@ -289,11 +337,14 @@ def test_the_regular_expression_matches_what_the_glob_matches() -> None:
     assert matched == dict(GLOBS)
 
 
-def test_globs_agree_with_fnmatch_except_for_negation_and_open_sets() -> None:
-    """fnmatch negates with ``[!...]`` and reads an open ``[`` as itself; SQLite's GLOB
-    (and so the store, on both databases) negates with ``[^...]`` and matches no name
-    with an open set. Everywhere else they agree."""
-    differ = {"[!a]", "[^a-c]", "[^]a]", "[^^]", "[", "a[b"}
+def test_globs_agree_with_fnmatch_except_for_negation_open_sets_and_ranges() -> None:
+    """fnmatch negates with ``[!...]``, reads an open ``[`` as itself, makes a range of
+    any ``-`` between two members and drops a reversed range; SQLite's GLOB (and so the
+    store, on both databases) negates with ``[^...]``, matches no name with an open set,
+    makes a range only after an ordinary member and keeps a reversed range's first
+    character. Everywhere else they agree."""
+    differ = {"[!a]", "[^a-c]", "[^]a]", "[^^]", "[", "a[b", "[^-]", "[!-]"}
+    differ |= {"[]-a]", "[^]-a]", "[]-^]", "[z-a]", "[a-\\]", "[a--]", "[^z-a]", "[^a-\\]"}
     for pattern, expected in GLOBS:
         fn = sorted(n for n in NAMES if fnmatch.fnmatchcase(n, pattern))
         assert (fn == expected) is (pattern not in differ), pattern
@@ -304,6 +355,22 @@ def test_globs_agree_with_fnmatch_except_for_negation_and_open_sets() -> None:
 
 
 # -- on both databases ---------------------------------------------------------------------
+
+
+def test_list_runs_reads_a_dash_after_a_range_as_sqlite_does(store: Any) -> None:
+    """Once refused by PostgreSQL as "invalid character range"."""
+    for name in ("a", "c", "d", "e", "-", "]", "^", "z"):
+        store.add_run(synthetic_run(2), name=name)
+    listed = {
+        pattern: sorted(r.name for r in store.list_runs(pattern=pattern))
+        for pattern in ("[a-c-e]", "[]-a]", "[z-a]", "[a-\\]")
+    }
+    assert listed == {
+        "[a-c-e]": ["-", "a", "c", "e"],
+        "[]-a]": ["-", "]", "a"],
+        "[z-a]": ["z"],
+        "[a-\\]": ["a"],
+    }
 
 
 def test_name_glob_matches_what_sqlites_glob_matches(db: tuple[Dialect, Any]) -> None:

@@ -245,6 +245,19 @@ def test_an_empty_database_is_no_store_until_one_is_stored(postgres_url: str) ->
     assert f"no run store at {mask_url(postgres_url)}" in compared.err
 
 
+def test_an_empty_schema_opened_for_reading_only_is_no_store(postgres_url: str) -> None:
+    """Not "a store of an older evaldelta (schema 0)", and nothing made."""
+    with pytest.raises(StoreError) as err:
+        RunStore(postgres_url, readonly=True)
+    assert str(err.value) == (
+        f"no run store at {mask_url(postgres_url)}; store a run first with "
+        "evaldelta.evaluate() or RunStore(PATH).import_run(), or choose a store with store=PATH"
+    )
+    assert err.value.option == "store"
+    with RunStore(postgres_url) as store:  # made only now
+        assert store.list_runs() == []
+
+
 def test_a_schema_of_other_tables_is_refused(postgres_server: Any) -> None:
     schema = postgres_server.new_schema()
     with postgres_server.admin() as conn:

@@ -260,7 +260,9 @@ def test_a_file_that_is_no_database_is_refused(tmp_path: Path) -> None:
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as err:
         open_store(tmp_path)
-    assert str(err.value) == f"{tmp_path}: is a folder, not a run store; give the file's path"
+    assert str(err.value) == (
+        f"{tmp_path}: is a folder, not a run store; give the file's path with store=PATH"
+    )
 
 
 def test_a_reader_that_must_not_write_gets_the_figures_without_keeping_them(

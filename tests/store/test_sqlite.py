@@ -2,9 +2,9 @@
 its folders, its pragmas, 64 KiB pages and WAL; an up-to-date one opened without the
 write lock), opening it for reading only (``mode=ro``, then ``immutable=1``), what it
 refuses and the exact message of each refusal (no store, a folder, a folder that cannot
-be made, a file that is no store, a newer or older schema), SQLite's errors as
-:class:`~evaldelta.errors.StoreError` (locked, disk full, read-only, damaged), whether a
-store may be written, and the lock files of the runs it runs."""
+be made, a file that is no store, an empty one read only, a newer or older schema),
+SQLite's errors as :class:`~evaldelta.errors.StoreError` (locked, disk full, read-only,
+damaged), whether a store may be written, and the lock files of the runs it runs."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
+from evaldelta.cli._main import error_message
 from evaldelta.errors import StoreError
 from evaldelta.store import _sqlite
 from evaldelta.store._dialect import SQLITE
@@ -27,6 +28,11 @@ from evaldelta.store._sqlite import PAGE_SIZE, SQLiteBackend, can_write
 NO_STORE = (
     "store a run first with evaldelta.evaluate() or RunStore(PATH).import_run(), "
     "or choose a store with store=PATH"
+)
+#: ``NO_STORE`` as the command line says it.
+NO_STORE_CLI = (
+    "store a run first with `evaldelta eval SUITE` or `evaldelta runs import FILE`, "
+    "or choose a store with --store PATH or EVALDELTA_STORE"
 )
 DAMAGED_MEND = (
     "; export the runs that still read (evaldelta runs export ID --store PATH), then "
@@ -220,8 +226,49 @@ def test_a_read_only_opening_never_makes_a_store(tmp_path: Path) -> None:
 @pytest.mark.parametrize("readonly", [False, True])
 def test_a_folder_is_refused(tmp_path: Path, readonly: bool) -> None:
     err = refused(path=tmp_path, readonly=readonly)
-    assert str(err) == f"{tmp_path}: is a folder, not a run store; give the file's path"
+    assert (
+        str(err)
+        == f"{tmp_path}: is a folder, not a run store; give the file's path with store=PATH"
+    )
+    assert err.option == "store"
+    assert error_message(err) == (
+        f"{tmp_path}: is a folder, not a run store; give the file's path with --store PATH"
+    )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_file_opened_for_writing_becomes_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    path.touch()
+    backend = open_backend(path, create=False)
+    try:
+        assert read_version(backend.conn) == SCHEMA_VERSION
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("empty", ["file", "database"])
+def test_an_empty_file_opened_for_reading_only_is_no_store_yet(tmp_path: Path, empty: str) -> None:
+    """Not "a store of an older evaldelta (schema 0)": opened for writing, the file
+    would become a new store, as a missing one would; so it is named as no store yet."""
+    path = tmp_path / "runs.db"
+    if empty == "file":
+        path.touch()
+        what = "an empty file"
+    else:
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE t (a TEXT)")
+        conn.execute("DROP TABLE t")
+        conn.close()
+        assert path.stat().st_size > 0
+        what = "an empty SQLite database"
+    before = path.read_bytes()
+    err = refused(path=path, create=False, readonly=True)
+    assert str(err) == f"{path}: is {what}, not a run store yet; {NO_STORE}"
+    assert err.option == "store"
+    assert error_message(err) == f"{path}: is {what}, not a run store yet; {NO_STORE_CLI}"
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.db"]
 
 
 @pytest.mark.parametrize(
@@ -390,8 +437,30 @@ def test_reading_only_names_the_last_failure_when_neither_way_opens(
     path = made(tmp_path / "runs.db")
     asked = spy_connect(monkeypatch, lambda uri: True)
     err = refused(path=path, readonly=True)
-    assert str(err) == f"{path}: cannot open the run store (unable to open database file)"
+    assert str(err) == (
+        f"{path}: cannot open the run store (unable to open database file); check the "
+        "file's permissions, or choose another store with store=PATH"
+    )
+    assert err.option == "store"
     assert len(asked) == 2
+
+
+def test_a_store_sqlite_cannot_open_for_writing_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = made(tmp_path / "runs.db")
+    spy_connect(monkeypatch, lambda path: True)
+    err = refused(path=path)
+    assert str(err) == (
+        f"{path}: cannot open the run store (unable to open database file); check the "
+        "file's permissions, or choose another store with store=PATH"
+    )
+    assert err.option == "store"
+    assert isinstance(err.__cause__, sqlite3.OperationalError)
+    assert error_message(err) == (
+        f"{path}: cannot open the run store (unable to open database file); check the "
+        "file's permissions, or choose another store with --store PATH"
+    )
 
 
 # -- SQLite's errors as StoreError --------------------------------------------------------------

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["Chunk", "column_names", "decode_run", "encode_run"]
+__all__ = ["Chunk", "DamagedColumnError", "column_names", "decode_run", "encode_run"]
 
 #: Records per chunk of a numeric column (8 MB of float64).
 NUMERIC_CHUNK = 1 << 20
@@ -85,10 +85,13 @@ def _array_chunks(name: str, values: npt.NDArray[Any]) -> Iterator[Chunk]:
 
 
 def _object_chunks(
-    name: str, n: int, piece: Callable[[int, int], Any], size: int = OBJECT_CHUNK
+    name: str, n: int, piece: Callable[[int, int], Any], size: int | None = None
 ) -> Iterator[Chunk]:
-    """msgpack chunks of ``piece(start, stop)``, split further while one is too big;
-    a ``None`` piece (nothing in that range) is left out."""
+    """msgpack chunks of ``piece(start, stop)``, ``size`` records each (by default
+    :data:`OBJECT_CHUNK`, read now, not when this module was loaded), split further
+    while one is too big; a ``None`` piece (nothing in that range) is left out."""
+    if size is None:
+        size = OBJECT_CHUNK
     for first in range(0, n, size):
         yield from _split(name, first, min(first + size, n), piece)
 
@@ -184,17 +187,62 @@ def column_names(run: Run) -> list[str]:
     return [name for name, _ in _plan(run)]
 
 
-def _array(chunks: list[tuple[str, bytes]], dtype: str) -> npt.NDArray[Any]:
+class DamagedColumnError(ValueError):
+    """A column whose chunks do not hold exactly the run's records (one lost, one too
+    many): what the store reports as damage, naming the run. The message is the
+    column's name and what is wrong with it."""
+
+    def __init__(self, column: str, problem: str) -> None:
+        super().__init__(f"column {column!r} {problem}")
+        self.column = column
+
+
+#: A stored column as :func:`decode_run` takes it: its chunks ``(first, encoding,
+#: data)``, in record order.
+StoredColumn = Sequence[tuple[int, str, bytes]]
+
+
+def _records(first: int, last: int) -> str:
+    return f"record {first}" if first == last else f"records {first} to {last}"
+
+
+def _check_cover(name: str, parts: Sequence[tuple[int, int]], n: int) -> None:
+    """Refuse a column whose chunks, ``(first, records)`` in order, do not hold records
+    0 to ``n - 1`` once each: a checksum covers a chunk's bytes, not whether a chunk is
+    there, so a lost chunk is seen only here."""
+    expected = 0
+    for first, count in parts:
+        if first > expected:
+            raise DamagedColumnError(
+                name, f"is missing {_records(expected, first - 1)} of the run's {n}"
+            )
+        if first < expected:
+            raise DamagedColumnError(name, f"holds {_records(first, expected - 1)} twice")
+        expected = first + count
+    if expected < n:
+        raise DamagedColumnError(name, f"is missing {_records(expected, n - 1)} of the run's {n}")
+    if expected > n:
+        raise DamagedColumnError(name, f"holds {_records(n, expected - 1)}, beyond the run's {n}")
+
+
+def _array(chunks: Sequence[tuple[str, bytes]], dtype: str) -> npt.NDArray[Any]:
     import numpy as np
 
-    parts = [np.frombuffer(data, dtype=np.dtype(encoding)) for encoding, data in chunks]
+    return _joined(
+        [np.frombuffer(data, dtype=np.dtype(encoding)) for encoding, data in chunks], dtype
+    )
+
+
+def _joined(parts: Sequence[npt.NDArray[Any]], dtype: str) -> npt.NDArray[Any]:
+    import numpy as np
+
     if not parts:
         return np.zeros(0, dtype=dtype)
     joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return joined.astype(dtype)  # a copy: writable, native byte order
 
 
-def _objects(chunks: list[tuple[str, bytes]]) -> list[Any]:
+def _objects(chunks: Sequence[tuple[str, bytes]]) -> list[Any]:
     import msgspec
 
     out: list[Any] = []
@@ -203,18 +251,54 @@ def _objects(chunks: list[tuple[str, bytes]]) -> list[Any]:
     return out
 
 
-def _sparse(chunks: list[tuple[str, bytes]], convert: Callable[[Any], Any] = str) -> dict[int, Any]:
+def _record_array(name: str, column: StoredColumn, n: int, dtype: str) -> npt.NDArray[Any]:
+    """A numeric column of one value per record, refused unless it holds all ``n``."""
+    import numpy as np
+
+    parts = [np.frombuffer(data, dtype=np.dtype(encoding)) for _, encoding, data in column]
+    _check_cover(
+        name, [(first, len(part)) for (first, _, _), part in zip(column, parts, strict=True)], n
+    )
+    return _joined(parts, dtype)
+
+
+def _record_objects(name: str, column: StoredColumn, n: int) -> list[Any]:
+    """A msgpack column of one value per record, refused unless it holds all ``n``."""
+    import msgspec
+
+    parts = [msgspec.msgpack.decode(data) for _, _, data in column]
+    _check_cover(
+        name, [(first, len(part)) for (first, _, _), part in zip(column, parts, strict=True)], n
+    )
+    return [value for part in parts for value in part]
+
+
+def _record_sparse(
+    name: str, column: StoredColumn, n: int, convert: Callable[[Any], Any] = str
+) -> dict[int, Any]:
+    """A sparse column (record index -> value), refused if it holds a record the run
+    does not have, or one twice. Its chunks leave out the ranges without a value, so a
+    lost chunk cannot be told from a range without one."""
     import msgspec
 
     out: dict[int, Any] = {}
-    for _, data in chunks:
+    previous = -1
+    for first, _, data in column:
         keys, values = msgspec.msgpack.decode(data)
+        for key in keys:
+            if not 0 <= key < n:
+                raise DamagedColumnError(name, f"holds record {key}, not one of the run's {n}")
+            if key == previous:
+                raise DamagedColumnError(name, f"holds record {key} twice")
+            if key < previous or key < first:
+                raise DamagedColumnError(name, f"holds record {key} out of order")
+            previous = key
         out.update(zip(keys, map(convert, values), strict=True))
     return out
 
 
 def decode_run(
-    columns: Mapping[str, list[tuple[str, bytes]]],
+    columns: Mapping[str, StoredColumn],
     n: int,
     *,
     source: str,
@@ -224,29 +308,54 @@ def decode_run(
     started_at: str | None,
     finished_at: str | None,
 ) -> Run:
-    """The run whose columns are ``columns``: name -> [(encoding, data)] in record order.
+    """The run of ``n`` records whose columns are ``columns``: name -> [(first,
+    encoding, data)] in record order.
 
     Text columns are restored when present in ``columns`` (the caller leaves them out
     when it does not want them).
+
+    Raises:
+        DamagedColumnError: a column that does not hold each of the ``n`` records once
+            (a chunk lost, or one too many), or a list the run needs that is not there.
+        ValueError, TypeError, KeyError, IndexError: a chunk that does not decode.
     """
     import numpy as np
 
-    def one(name: str) -> Any:
-        return _objects(columns.get(name, []))
+    def listed(name: str) -> list[Any]:
+        """A list stored once for the whole run: its cases, targets, scorers, ..."""
+        if name not in columns:
+            if n:  # written for every run; only a run of no records may do without
+                raise DamagedColumnError(name, "is missing")
+            return []
+        return _objects([(encoding, data) for _, encoding, data in columns[name]])
+
+    def ints(name: str, dtype: str = "int64") -> npt.NDArray[Any]:
+        return _record_array(name, columns.get(name, ()), n, dtype)
+
+    def objects(name: str) -> list[Any]:
+        return _record_objects(name, columns.get(name, ()), n)
 
     def floats(name: str) -> np.ndarray[Any, np.dtype[np.float64]]:
-        if name not in columns:
+        if name not in columns and name in OPTIONAL_FLOAT_COLUMNS:
             return np.full(n, np.nan)
-        return _array(columns[name], "float64")
+        return _record_array(name, columns.get(name, ()), n, "float64")
 
-    errors = _sparse(columns.get("errors", []))
+    def sparse(name: str, convert: Callable[[Any], Any] = str) -> dict[int, Any]:
+        return _record_sparse(name, columns.get(name, ()), n, convert)
+
+    errors = sparse("errors")
     is_error = np.zeros(n, dtype=np.bool_)
     if errors:
         is_error[list(errors)] = True
-    scorers = one("scorers")
-    extra_names = one("extra")
-    text_names = one("texts") if "texts" in columns else None
-    lines = _array(columns["lines"], "int64") if "lines" in columns else None
+    scorers = listed("scorers")
+    extra_names = listed("extra")
+    if "texts" in columns:
+        text_names: list[Any] | None = listed("texts")
+    elif any(name.startswith("text:") for name in columns):
+        raise DamagedColumnError("texts", "is missing")
+    else:
+        text_names = None
+    lines = ints("lines") if "lines" in columns else None
     return Run(
         source=source,
         format=format,
@@ -254,28 +363,30 @@ def decode_run(
         config=config,
         started_at=started_at,
         finished_at=finished_at,
-        input_hash=_array(columns.get("input_hash", []), "int64"),
-        extra={name: one(f"extra:{i}") for i, name in enumerate(extra_names)},
-        test_ids=one("test_ids"),
-        targets=one("targets"),
-        categories=one("categories"),
-        test_index=_array(columns.get("test_index", []), "int64"),
-        target_index=_array(columns.get("target_index", []), "int64"),
-        category_index=_array(columns.get("category_index", []), "int64"),
+        input_hash=ints("input_hash"),
+        extra={name: objects(f"extra:{i}") for i, name in enumerate(extra_names)},
+        test_ids=listed("test_ids"),
+        targets=listed("targets"),
+        categories=listed("categories"),
+        test_index=ints("test_index"),
+        target_index=ints("target_index"),
+        category_index=ints("category_index"),
         score=floats("score"),
-        passed=_array(columns.get("passed", []), "int64"),
-        attempt=_array(columns.get("attempt", []), "int64"),
+        passed=ints("passed"),
+        attempt=ints("attempt"),
         latency_ms=floats("latency_ms"),
         wait_ms=floats("wait_ms"),
         input_tokens=floats("input_tokens"),
         output_tokens=floats("output_tokens"),
         cost_usd=floats("cost_usd"),
         is_error=is_error,
-        safety_failure=_array(columns.get("safety_failure", []), "bool"),
+        safety_failure=ints("safety_failure", "bool"),
         errors=errors,
-        error_kinds=_sparse(columns.get("error_kinds", [])),
-        tags=_sparse(columns.get("tags", []), tuple),
+        error_kinds=sparse("error_kinds"),
+        tags=sparse("tags", tuple),
         scorer_scores={name: floats(f"scorer:{i}") for i, name in enumerate(scorers)},
-        texts=(None if text_names is None else {name: one(f"text:{name}") for name in text_names}),
+        texts=(
+            None if text_names is None else {name: objects(f"text:{name}") for name in text_names}
+        ),
         lines=lines,
     )

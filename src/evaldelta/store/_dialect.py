@@ -165,9 +165,15 @@ POSTGRESQL = _PostgreSQL()
 
 def glob_regex(pattern: str) -> str:
     """SQLite's GLOB ``pattern`` as a PostgreSQL regular expression matching the same
-    names: ``*`` any text, ``?`` one character, ``[abc]``, ``[a-z]`` and ``[^abc]`` one of
-    (or none of) a set, where a ``]`` first in the set is one of it; a ``[`` never closed
-    matches nothing, as in SQLite."""
+    names: ``*`` any text, ``?`` one character, ``[...]`` and ``[^...]`` one of (or none
+    of) a set; a ``[`` never closed matches nothing.
+
+    A set is read as SQLite's ``patternCompare`` reads it: a ``]`` first in it is one of
+    it; ``x-y`` is a range only where ``x`` is an ordinary member (not a leading ``]``,
+    nor the end of a range just read) and ``y`` is not the closing ``]``; any other
+    ``-`` is itself. ``x`` of a range counts as a member on its own, so a reversed range
+    (``[z-a]``) matches ``x`` alone, where PostgreSQL would refuse it.
+    """
     out = ["^"]
     i, n = 0, len(pattern)
     while i < n:
@@ -183,13 +189,19 @@ def glob_regex(pattern: str) -> str:
                 j += 1
             members: list[str] = []
             if j < n and pattern[j] == "]":
-                members.append(r"\]")
+                members.append(_member("]"))
                 j += 1
+            prior = ""  # the ordinary member just read: where a "-" makes a range
             while j < n and pattern[j] != "]":
-                if pattern[j] == "-" and members and j + 1 < n and pattern[j + 1] != "]":
-                    members.append("-")
-                else:
-                    members.append("\\" + pattern[j] if pattern[j] in "\\^-[]" else pattern[j])
+                if pattern[j] == "-" and prior and j + 1 < n and pattern[j + 1] != "]":
+                    last = pattern[j + 1]
+                    if prior < last:  # else the range holds ``prior`` alone, a member already
+                        members[-1] += "-" + _member(last)
+                    prior = ""
+                    j += 2
+                    continue
+                prior = pattern[j]
+                members.append(_member(prior))
                 j += 1
             if j >= n:
                 return "(?!)"  # an open set: SQLite matches no name
@@ -199,6 +211,13 @@ def glob_regex(pattern: str) -> str:
             out.append("\\" + c if not c.isalnum() and c != "_" and c.isascii() else c)
         i += 1
     return "".join(out) + "$"
+
+
+def _member(c: str) -> str:
+    """``c`` as a member (or end of a range) of a bracket expression, read alike by
+    PostgreSQL and Python: escaped where a set gives it a meaning (and ``&``, ``~``,
+    ``|``, which Python warns of when doubled)."""
+    return "\\" + c if c in "\\^-[]&~|" else c
 
 
 class Backend:

@@ -194,7 +194,8 @@ class PostgresBackend(Backend):
                 self._key = self._prepare(timeout)
                 version = schema.read_version(self.conn, POSTGRESQL)
                 schema.check_version(version, self.where, dialect=POSTGRESQL)
-                if version == 0 and not create:
+                if version == 0 and (not create or readonly):
+                    # An empty schema: none to read, and none to be made when reading only.
                     raise StoreError(
                         f"no run store at {self.where}; {schema.NO_STORE_MEND}", option="store"
                     )

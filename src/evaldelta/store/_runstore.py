@@ -530,7 +530,7 @@ class RunStore:
         its attempts so far, status ``running`` or ``interrupted``.
         """
         records: list[dict[str, Any]] = []
-        columns: dict[str, list[tuple[str, bytes]]] = {}
+        columns: dict[str, list[tuple[int, str, bytes]]] = {}
         with self._translated("read the run"):
             # One read transaction: the run cannot be deleted between its two queries.
             self._conn.execute(self._dialect.begin_read)
@@ -557,6 +557,8 @@ class RunStore:
                     started_at=stored.started_at,
                     finished_at=stored.finished_at,
                 )
+            except codec.DamagedColumnError as exc:
+                raise self._db.damaged(f"run {stored.id}'s {exc}") from None
             except (ValueError, TypeError, KeyError, IndexError) as exc:
                 # msgspec's DecodeError is a ValueError; numpy's too, for a torn array.
                 raise self._db.damaged(
@@ -568,7 +570,7 @@ class RunStore:
 
     def _columns(
         self, stored: StoredRun, keep_text: bool, progress: Progress | None
-    ) -> dict[str, list[tuple[str, bytes]]]:
+    ) -> dict[str, list[tuple[int, str, bytes]]]:
         where = "FROM record_columns WHERE run = ?"
         if not keep_text:
             where += " AND name NOT LIKE 'text%'"
@@ -582,13 +584,13 @@ class RunStore:
             progress(0, total)
         import zlib
 
-        columns: dict[str, list[tuple[str, bytes]]] = {}
-        for name, encoding, data, crc in self._conn.execute(
-            f"SELECT name, encoding, data, crc {where} ORDER BY name, first", (stored.id,)
+        columns: dict[str, list[tuple[int, str, bytes]]] = {}
+        for name, first, encoding, data, crc in self._conn.execute(
+            f"SELECT name, first, encoding, data, crc {where} ORDER BY name, first", (stored.id,)
         ):
             if crc is not None and zlib.crc32(data) != crc:
                 raise self._db.damaged(f"run {stored.id}'s column {name!r} fails its checksum")
-            columns.setdefault(name, []).append((encoding, data))
+            columns.setdefault(name, []).append((first, encoding, data))
             if progress is not None:
                 done += len(data)
                 progress(done, total)

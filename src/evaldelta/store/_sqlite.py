@@ -41,6 +41,21 @@ def can_write(path: str | os.PathLike[str]) -> bool:
     return os.access(p, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
 
 
+def _a_folder(where: str) -> StoreError:
+    return StoreError(
+        f"{where}: is a folder, not a run store; give the file's path with store=PATH",
+        option="store",
+    )
+
+
+def _cannot_open(where: str, exc: sqlite3.Error | None) -> StoreError:
+    return StoreError(
+        f"{where}: cannot open the run store ({exc}); check the file's permissions, or "
+        "choose another store with store=PATH",
+        option="store",
+    )
+
+
 class SQLiteBackend(Backend):
     """The store's SQLite file, opened (created, migrated) as :class:`RunStore` asks."""
 
@@ -70,7 +85,7 @@ class SQLiteBackend(Backend):
                     option="store",
                 ) from exc
         elif path.is_dir():
-            raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
+            raise _a_folder(where)
         try:
             # One connection per store, used by one thread at a time: ``evaluate()`` from a
             # running event loop (Jupyter) runs the engine in a thread of its own.
@@ -78,7 +93,7 @@ class SQLiteBackend(Backend):
                 path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"{where}: cannot open the run store ({exc})") from exc
+            raise _cannot_open(where, exc) from exc
         try:
             with self.translated("open the store"):
                 # Look before touching anything: a store of a newer schema is left as it is.
@@ -111,7 +126,7 @@ class SQLiteBackend(Backend):
         if not path.exists():
             raise StoreError(f"no run store at {where}; {NO_STORE_MEND}", option="store")
         if path.is_dir():
-            raise StoreError(f"{where}: is a folder, not a run store; give the file's path")
+            raise _a_folder(where)
         base = f"file:{quote(str(path.resolve()))}?mode=ro"
         last: sqlite3.Error | None = None
         for uri in (base, base + "&immutable=1"):
@@ -132,6 +147,16 @@ class SQLiteBackend(Backend):
                 continue
             try:
                 check_version(version, where)
+                if version == 0:
+                    # A database of no tables yet: opened for writing, it would become a
+                    # new store (as a missing file would); there is none to read yet.
+                    what = (
+                        "an empty file" if path.stat().st_size == 0 else "an empty SQLite database"
+                    )
+                    raise StoreError(
+                        f"{where}: is {what}, not a run store yet; {NO_STORE_MEND}",
+                        option="store",
+                    )
                 if version != SCHEMA_VERSION:
                     raise outdated(where, version)
                 conn.execute("PRAGMA query_only = ON")
@@ -139,7 +164,7 @@ class SQLiteBackend(Backend):
                 conn.close()
                 raise
             return conn
-        raise StoreError(f"{where}: cannot open the run store ({last})")
+        raise _cannot_open(where, last)
 
     @contextmanager
     def translated(self, doing: str) -> Iterator[None]:
