@@ -181,19 +181,26 @@ def settings_from(args: argparse.Namespace) -> Any:
     if not (0 < args.confidence < 1 and 0 < alpha < 1):
         raise UsageError(f"--confidence must be between 0 and 1 (e.g. 0.95), got {args.confidence}")
     return Settings(
-        threshold=args.threshold,
-        pass_threshold=args.pass_threshold,
+        # the options whose values are the settings' as given (the library checks them)
+        **{name: getattr(args, name) for name in _SETTINGS_AS_GIVEN},
         alpha=alpha,
-        resamples=args.resamples,
-        seed=args.seed,
-        cluster_by=args.cluster_by,
-        max_slowdown=args.max_slowdown,
-        max_cost_increase=args.max_cost_increase,
         margin=_margin(args.margin),
         sequential=bool(getattr(args, "sequential", False)),
         min_cases=_min_cases(args.min_cases),
-        metric=args.metric,
     )
+
+
+#: The settings an option of the same name sets, value as given.
+_SETTINGS_AS_GIVEN = (
+    "threshold",
+    "pass_threshold",
+    "resamples",
+    "seed",
+    "cluster_by",
+    "max_slowdown",
+    "max_cost_increase",
+    "metric",
+)
 
 
 def _margin(points: float) -> float | None:
