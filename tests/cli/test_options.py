@@ -204,6 +204,227 @@ def test_unknown_metric_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--resamples", "1.5"), "argument --resamples: invalid int value: '1.5'"),
+        (("--min-cases", "x"), "argument --min-cases: invalid int value: 'x'"),
+        (("--threshold", "big"), "argument -t/--threshold: invalid float value: 'big'"),
+        (("--margin", "one"), "argument --margin: invalid float value: 'one'"),
+    ],
+)
+def test_option_types(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    assert _error(capsys, *argv) == f"evaldelta t: error: {message} (see evaldelta t --help)\n"
+
+
+def test_dataset_option_on_a_parser_and_on_a_group() -> None:
+    assert _parse("--allow-dataset-change").allow_dataset_change is True
+    p = argparse.ArgumentParser()
+    options.add_dataset_option(p.add_argument_group("inputs"))
+    assert p.parse_args([]).allow_dataset_change is False
+    assert p.parse_args(["--allow-dataset-change"]).allow_dataset_change is True
+
+
+def test_output_options() -> None:
+    assert _parse("--json").format == "json"
+    assert _parse("-f", "markdown").format == "markdown"
+    assert _parse("--format", "json").format == "json"
+    # --json is --format json: the last one given wins.
+    assert _parse("--json", "-f", "table").format == "table"
+    assert _parse("-f", "table", "--json").format == "json"
+    args = _parse("-o", "out.md", "--color", "never", "--debug")
+    assert (args.output, args.color, args.debug) == ("out.md", "never", True)
+    assert _parse("--output", "x.json").output == "x.json"
+    assert _action(_parser(), "--format").choices == FORMATS
+    assert _action(_parser(), "--color").choices == ("auto", "always", "never")
+
+
+def test_output_formats_are_the_commands_own(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _error(capsys, "--format", "html")
+    assert err.startswith("evaldelta t: error: argument -f/--format: invalid choice: ")
+    assert "'html'" in err
+
+
+def test_debug_is_not_in_the_help() -> None:
+    text = _parser().format_help()
+    assert "--debug" not in text
+    assert "--json" in text
+    assert "--color {auto,always,never}" in text
+
+
+# -- add_command ----------------------------------------------------------------------------
+
+
+EPILOG = "examples:\n  evaldelta demo a.jsonl b.jsonl\n      (the two runs)\n"
+
+
+def _commands() -> tuple[Parser, Any]:
+    top = Parser(prog="evaldelta")
+    return top, top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+
+def test_add_command() -> None:
+    top, commands = _commands()
+    p = options.add_command(commands, "demo", ("Do the demo.", "The demo, at length."), EPILOG)
+    assert isinstance(p, Parser)
+    assert p.prog == "evaldelta demo"
+    assert p.description == "The demo, at length."
+    assert p.epilog == EPILOG
+    assert p.formatter_class is argparse.RawDescriptionHelpFormatter
+    p.add_argument("x")
+    assert top.parse_args(["demo", "1"]) == argparse.Namespace(command="demo", x="1")
+    # The summary is the command's line in the list of commands.
+    assert [(a.dest, a.help) for a in commands._choices_actions] == [("demo", "Do the demo.")]
+
+
+def test_add_command_keeps_the_epilog_as_written() -> None:
+    _, commands = _commands()
+    p = options.add_command(commands, "demo", ("Do it.", "Does it."), EPILOG)
+    assert p.format_help().endswith("\n" + EPILOG)
+
+
+def test_add_command_passes_extra_keywords_on() -> None:
+    top, commands = _commands()
+    p = options.add_command(commands, "eval", ("Run.", "Runs."), "", aliases=["run"])
+    p.add_argument("suite")
+    assert top.parse_args(["run", "s.yaml"]) == argparse.Namespace(command="run", suite="s.yaml")
+    assert commands.choices["run"] is commands.choices["eval"] is p
+
+
+def test_add_command_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    top, commands = _commands()
+    options.add_command(commands, "demo", ("Do it.", "Does it."), "").add_argument("x")
+    with pytest.raises(SystemExit) as exc:
+        top.parse_args(["demo"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == (
+        "evaldelta demo: error: the following arguments are required: x "
+        "(see evaldelta demo --help)\n"
+    )
+
+
+# -- settings_from ------------------------------------------------------------------------
+
+
+def test_default_settings_are_the_librarys() -> None:
+    assert options.settings_from(_parse()) == Settings()
+
+
+def test_settings_from_every_option() -> None:
+    args = _parse(
+        "-t",
+        "0.2",
+        "--pass-threshold",
+        "0.7",
+        "--confidence",
+        "0.9",
+        "--resamples",
+        "500",
+        "--seed",
+        "7",
+        "--cluster-by",
+        "doc",
+        "--max-slowdown",
+        "0.3",
+        "--max-cost-increase",
+        "0.4",
+        "--margin",
+        "2.5",
+        "--metric",
+        "pass_rate",
+        "--min-cases",
+        "5",
+    )
+    args.sequential = True
+    assert options.settings_from(args) == Settings(
+        threshold=0.2,
+        pass_threshold=0.7,
+        alpha=0.1,
+        resamples=500,
+        seed=7,
+        cluster_by="doc",
+        max_slowdown=0.3,
+        max_cost_increase=0.4,
+        margin=0.025,
+        sequential=True,
+        min_cases=5,
+        metric="pass_rate",
+    )
+
+
+@pytest.mark.parametrize(
+    ("confidence", "alpha"), [(0.95, 0.05), (0.9, 0.1), (0.99, 0.01), (0.8, 0.2), (0.5, 0.5)]
+)
+def test_alpha_is_one_minus_the_confidence_exactly(confidence: float, alpha: float) -> None:
+    args = _parse("--confidence", str(confidence))
+    settings = options.settings_from(args)
+    assert settings.alpha == alpha  # rounded: 1 - 0.9 is 0.09999999999999998
+    assert settings.level == 1 - alpha
+
+
+@pytest.mark.parametrize(("points", "margin"), [(1.0, 0.01), (2.5, 0.025), (0.5, 0.005)])
+def test_margin_points_become_a_fraction(points: float, margin: float) -> None:
+    assert options.settings_from(_parse("--margin", str(points))).margin == margin
+
+
+@pytest.mark.parametrize("points", ["0", "0.0", "-0"])
+def test_margin_zero_is_no_margin(points: str) -> None:
+    assert options.settings_from(_parse("--margin", points)).margin is None
+
+
+def test_sequential_is_off_unless_the_command_has_it() -> None:
+    args = _parse()
+    assert not hasattr(args, "sequential")
+    assert options.settings_from(args).sequential is False
+    args.sequential = False
+    assert options.settings_from(args).sequential is False
+    args.sequential = True
+    assert options.settings_from(args).sequential is True
+
+
+@pytest.mark.parametrize("confidence", ["0.9999999999999", "1e-13"])
+def test_confidence_too_near_0_or_1_is_refused(confidence: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        options.settings_from(_parse("--confidence", confidence))
+    assert str(exc.value) == (
+        "--confidence must be at least 1e-12 away from 0 and from 1 (e.g. 0.95), got "
+        f"{float(confidence)}"
+    )
+
+
+@pytest.mark.parametrize("confidence", ["0", "1", "1.5", "95", "-0.5", "nan", "inf"])
+def test_confidence_outside_0_and_1_is_refused(confidence: str) -> None:
+    args = _parse("--confidence", confidence)
+    with pytest.raises(UsageError) as exc:
+        options.settings_from(args)
+    assert str(exc.value) == (
+        f"--confidence must be between 0 and 1 (e.g. 0.95), got {float(confidence)}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("points", "shown"), [("-1", "-1"), ("-0.5", "-0.5"), ("inf", "inf"), ("nan", "nan")]
+)
+def test_margin_below_0_or_not_finite_is_refused(points: str, shown: str) -> None:
+    args = _parse("--margin", points)
+    with pytest.raises(UsageError) as exc:
+        options.settings_from(args)
+    assert str(exc.value) == f"--margin must be a number of points >= 0 (e.g. 1), got {shown}"
+
+
+@pytest.mark.parametrize("n", ["0", "-3"])
+def test_min_cases_below_1_is_refused(n: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        options.settings_from(_parse("--min-cases", n))
+    assert str(exc.value) == f"--min-cases must be a whole number >= 1, got {n}"
+
+
+def test_min_cases_1_is_the_least() -> None:
+    assert options.settings_from(_parse("--min-cases", "1")).min_cases == 1
+
+
+@pytest.mark.parametrize(
     ("argv", "parameter", "flag", "rest"),
     [
         (("-t", "-1"), "threshold", "--threshold", "must be a number >= 0, got -1.0"),

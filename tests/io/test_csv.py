@@ -132,6 +132,16 @@ def test_gzip(tmp_path: Path) -> None:
     assert csv.sniff(path, (CSV_FIXTURES / "results.csv").read_bytes())
 
 
+def test_attempt_numbers_beyond_a_floats_exact_integers_are_read_from_their_digits(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        "id,score,attempt\na,1,9223372036854775807\nb,1,9223372036854775000\nc,1,9007199254740993\n",
+    )
+    assert csv.read(path).attempt.tolist() == [2**63 - 1, 9223372036854775000, 2**53 + 1]
+
+
 def test_numbers_booleans_and_attempts(tmp_path: Path) -> None:
     path = write(
         tmp_path,

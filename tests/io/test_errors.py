@@ -324,6 +324,37 @@ def test_explain_line_decode_names_the_column_where_the_bad_value_starts(
     assert column <= len(line)
 
 
+class _OnlyScore(msgspec.Struct):
+    score: float | None = None
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        (
+            b'{"score": 1, "note": nan}',
+            '"note" must be a finite number, got nan (not valid JSON; write a number, or null '
+            'with an "error")',
+        ),
+        (
+            b'{"score": 1, "note": nope}',
+            "not valid JSON (invalid character at column 22); each line must be one JSON object",
+        ),
+        (
+            b'{"score": 1, "note": [1, tru]}',
+            "not valid JSON (invalid character at column 26); each line must be one JSON object",
+        ),
+    ],
+)
+def test_a_bad_value_in_a_field_the_record_skips_is_named_where_it_starts(
+    line: bytes, text: str
+) -> None:
+    # msgspec skips an unknown field unread and reports its bad word one byte in
+    with pytest.raises(msgspec.DecodeError) as info:
+        msgspec.json.decode(line, type=_OnlyScore)
+    assert explain_line_decode(str(info.value), line) == text
+
+
 def test_explain_line_decode_of_a_key_that_is_not_utf8() -> None:
     line = b'{"sc\xffore": NaN}'
     message = "JSON is malformed: invalid character (byte 11)"

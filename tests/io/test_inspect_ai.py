@@ -470,3 +470,16 @@ def test_sniff_claims_inspect_logs_only() -> None:
     agentv = b'{"test_id": "a", "target": "x", "score": 1}\n'
     assert not inspect_ai.sniff(Path("results.jsonl"), agentv)
     assert not inspect_ai.sniff(Path("results.eval"), b"")
+
+
+@pytest.mark.parametrize("epoch", [2**63, -(2**63) - 1])
+def test_an_epoch_beyond_64_bits_names_the_sample(tmp_path: Path, epoch: int) -> None:
+    log = _log()
+    log["samples"][0]["epoch"] = epoch
+    with pytest.raises(ParseError) as err:
+        inspect_ai.read(_write(tmp_path, log))
+    assert str(err.value) == (
+        f"{tmp_path / 'log.json'}: samples[0]: sample 'q1' has \"epoch\" {epoch}, beyond the "
+        "64-bit whole numbers (-9223372036854775808 to 9223372036854775807); epochs count "
+        "1, 2, 3, ..."
+    )

@@ -493,3 +493,19 @@ def test_an_empty_id_is_a_usage_error(key: str, value: str) -> None:
         f"evaluate(): dataset item 1 has an empty {key!r}; give it a non-empty id, or leave "
         "the key out to have it called 'case-1'"
     )
+
+
+class _Client:
+    """An object given to a partial: its repr holds a memory address."""
+
+
+def test_a_partials_arguments_are_named_without_addresses_or_secrets() -> None:
+    task = functools.partial(_score, _Client(), "x", bonus=_score, api_key="sk-live-SECRET123")
+    suite = suite_from_task(name="n", model="m", dataset=[{"input": "q"}], task=task)
+    assert suite.targets[0].settings["function"] == (
+        f"partial({__name__}:_score, _Client, 'x', bonus={__name__}:_score, api_key=***)"
+    )
+    again = functools.partial(_score, _Client(), "x", bonus=_score, api_key="sk-live-SECRET123")
+    assert suite_from_task(name="n", model="m", dataset=[{"input": "q"}], task=again).hash == (
+        suite.hash
+    )

@@ -411,6 +411,11 @@ def test_redact_url_masks_percent_encoded_secrets_and_nothing_else() -> None:
     assert redact_url("http://u:p%40ss@host/x?key=k") == "http://u:***@host/x?key=***"
 
 
+def test_redact_url_masks_a_secret_found_again_in_the_path() -> None:
+    url = "https://host/SEKRET/v1?api_key=SEKRET"
+    assert redact_url(url) == "https://host/***/v1?api_key=***"
+
+
 def test_url_secrets_holds_each_secret_as_written_and_as_decoded() -> None:
     # a message may show the URL as given, or the decoded value a client sent
     assert url_secrets("https://h/v1?api_key=abc%2Fdef") == ["abc%2Fdef", "abc/def"]

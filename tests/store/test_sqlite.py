@@ -237,6 +237,17 @@ def test_a_folder_is_refused(tmp_path: Path, readonly: bool) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_named_pipe_is_refused_without_being_opened(tmp_path: Path, readonly: bool) -> None:
+    pipe = tmp_path / "runs.db"
+    os.mkfifo(pipe)  # opening it would wait for a writer, or fail as a disk I/O error
+    err = refused(path=pipe, readonly=readonly)
+    assert str(err) == (
+        f"{pipe}: is not a regular file, not a run store; give the file's path with store=PATH"
+    )
+    assert err.option == "store"
+
+
 def test_an_empty_file_opened_for_writing_becomes_a_store(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     path.touch()

@@ -23,8 +23,11 @@ def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[
     """
     import numpy as np
 
-    from evaldelta.pairing._cases import case_matrix
+    from evaldelta.pairing._cases import case_matrix, infra_mask
 
+    # Which records ran (read once: a Python pass over the error kinds); a grouped
+    # run's totals count only those already.
+    ran = ~infra_mask(run) if run.totals is None else None
     out = []
     for code, target in enumerate(run.targets):
         c = case_matrix(run, [code], pass_threshold=pass_threshold).column(0, label=str(target))
@@ -40,7 +43,7 @@ def summarise(run: Run, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> list[
                     "pass_rate": _nanmean(c.pass_rate),
                     "mean_score": _nanmean(c.score),
                     "latency_ms": _nanmean(c.latency_ms),
-                    "cost_usd": _total_cost(run, run.target_index == code),
+                    "cost_usd": _total_cost(run, run.target_index == code, ran),
                     "safety_failures": int(c.safety.sum()),
                 }
             )
@@ -55,19 +58,19 @@ def over_targets(figures: list[dict[str, Any]], key: str) -> float | None:
     return sum(v * n for v, n in pairs) / cases if cases else None
 
 
-def _total_cost(run: Run, own: BoolArray) -> float | None:
-    """The cost of the attempts of ``own`` that ran (as every other figure, attempts lost
-    to infrastructure failures left out), from the records or a grouped run's totals."""
+def _total_cost(run: Run, own: BoolArray, ran: BoolArray | None) -> float | None:
+    """The cost of the attempts of ``own`` that ran (``ran``: as every other figure,
+    attempts lost to infrastructure failures left out), from the records, or from a
+    grouped run's totals (``ran`` is then ``None``)."""
     import numpy as np
 
-    from evaldelta.pairing._cases import infra_mask
-
-    if run.totals is not None:
+    if ran is None:
+        assert run.totals is not None
         counts = run.totals.counts.get("cost_usd")
         if counts is None or not counts[own].any():
             return None
         return float(run.totals.sums["cost_usd"][own].sum())
-    cost = run.cost_usd[own & ~infra_mask(run)]
+    cost = run.cost_usd[own & ran]
     return None if np.isnan(cost).all() else float(np.nansum(cost))
 
 

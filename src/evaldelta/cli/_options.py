@@ -178,8 +178,13 @@ def settings_from(args: argparse.Namespace) -> Any:
     # Rounded so that 0.95 gives alpha 0.05, not 0.050000000000000044; a level within
     # 1e-12 of 0 or 1 would round to an alpha of 0 or 1, and is refused here too.
     alpha = round(1 - args.confidence, 12)
-    if not (0 < args.confidence < 1 and 0 < alpha < 1):
+    if not 0 < args.confidence < 1:
         raise UsageError(f"--confidence must be between 0 and 1 (e.g. 0.95), got {args.confidence}")
+    if not 0 < alpha < 1:
+        raise UsageError(
+            "--confidence must be at least 1e-12 away from 0 and from 1 (e.g. 0.95), got "
+            f"{args.confidence}"
+        )
     return Settings(
         # the options whose values are the settings' as given (the library checks them)
         **{name: getattr(args, name) for name in _SETTINGS_AS_GIVEN},

@@ -374,9 +374,17 @@ class _Table:
             return None
         out: list[int | None] = []
         for k, value in enumerate(numbers):
-            if value is not None and not (1 <= value <= ATTEMPT_MAX and value.is_integer()):
+            if value is None:
+                out.append(None)
+                continue
+            whole = value.is_integer() and value >= 1
+            number = int(value) if whole else 0
+            if whole and value >= 2**53:  # beyond a float's exact integers: read the digits
+                text = self.rows[k][i].strip()
+                number = int(text) if text.isdigit() else 0
+            if not 1 <= number <= ATTEMPT_MAX:
                 raise self._bad(k, i, WHOLE_ATTEMPT, self.rows[k][i])
-            out.append(None if value is None else int(value))
+            out.append(number)
         return out
 
     # -- the record's parts ----------------------------------------------------------

@@ -102,7 +102,8 @@ def explain_decode(message: str, data: bytes, mend: str) -> tuple[int | None, st
 
 
 #: JSON's words: msgspec compares a value's letters with the word its first letter
-#: begins, and reports a mismatch (``nan`` read as ``null``) at the byte after them.
+#: begins, and reports a mismatch (``nan`` read as ``null``) at the byte after them;
+#: in a field it skips unread, at the byte after the first letter.
 _WORDS = (b"null", b"true", b"false")
 
 
@@ -110,14 +111,14 @@ def _value_start(data: bytes, byte: int) -> int:
     """Where the value that msgspec could not read at ``byte`` starts: ``byte``, or the
     first letter of a misspelt ``null``, ``true`` or ``false`` (``nan``, ``tru``)."""
     for word in _WORDS:
-        start = byte - len(word)
-        if start < 0 or data[start] != word[0] or data[start:byte] == word:
-            continue
-        before = start - 1
-        while before >= 0 and data[before] in b" \t\r\n":
-            before -= 1
-        if before < 0 or data[before] in b"[:,":  # where a value may start
-            return start
+        for start in (byte - len(word), byte - 1):
+            if start < 0 or data[start] != word[0] or data[start : start + len(word)] == word:
+                continue
+            before = start - 1
+            while before >= 0 and data[before] in b" \t\r\n":
+                before -= 1
+            if before < 0 or data[before] in b"[:,":  # where a value may start
+                return start
     return byte
 
 

@@ -50,6 +50,7 @@ from typing import Any, cast
 import msgspec
 
 from evaldelta.errors import InputError, ParseError
+from evaldelta.io._agentv import ATTEMPT_MAX, ATTEMPT_MIN
 from evaldelta.io._errors import explain_expected
 from evaldelta.io._reader import (
     ReadOptions,
@@ -378,6 +379,13 @@ def _to_run(
         if s.epoch is None:
             raise ParseError(
                 src, None, f'{where}: sample {s.id!r} has no "epoch"; every sample needs one'
+            )
+        if not ATTEMPT_MIN <= s.epoch <= ATTEMPT_MAX:
+            raise ParseError(
+                src,
+                None,
+                f'{where}: sample {s.id!r} has "epoch" {s.epoch}, beyond the 64-bit whole '
+                f"numbers ({ATTEMPT_MIN} to {ATTEMPT_MAX}); epochs count 1, 2, 3, ...",
             )
     located.sort(key=lambda pair: _id_key(pair[1]))
     samples = [s for _, s in located]

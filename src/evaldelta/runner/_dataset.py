@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.errors import UsageError
-from evaldelta.runner._spec import AssertionSpec, RetryPolicy, Suite, TargetSpec, TestCase, Where
+from evaldelta.runner._spec import (
+    AssertionSpec,
+    RetryPolicy,
+    Suite,
+    TargetSpec,
+    TestCase,
+    Where,
+    secret_name,
+)
 
 __all__ = ["suite_from_task"]
 
@@ -33,10 +41,23 @@ def _name_of(fn: Callable[..., Any]) -> str:
     partial's function and arguments. Never a ``repr`` with a memory address, which
     would change the suite's hash in every process and so refuse every resume."""
     if isinstance(fn, functools.partial):
-        given = [*map(repr, fn.args), *(f"{k}={v!r}" for k, v in fn.keywords.items())]
+        given = [
+            *map(_argument, fn.args),
+            *(f"{k}={'***' if secret_name(k) else _argument(v)}" for k, v in fn.keywords.items()),
+        ]
         return f"partial({', '.join([_name_of(fn.func), *given])})"
     named: Any = fn if hasattr(fn, "__qualname__") else type(fn)
     return f"{getattr(named, '__module__', None) or '?'}:{named.__qualname__}"
+
+
+def _argument(value: Any) -> str:
+    """A partial's argument as its name shows it: plain values as written, a function by
+    its name, any other object by its class (its ``repr`` may hold a memory address)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return repr(value)
+    if callable(value):
+        return _name_of(value)
+    return type(value).__qualname__
 
 
 def suite_from_task(

@@ -275,7 +275,13 @@ def redact_url(url: str) -> str:
     )
     if (netloc, query) == (parts.netloc, parts.query):
         return url
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+    shown = urlunsplit(parts._replace(netloc=netloc, query=query))
+    # The same secret elsewhere (in the path): masked too, if long enough to be one
+    # (as messages are scrubbed: a two-letter password is not looked for in a path).
+    for secret in sorted(url_secrets(url), key=lambda s: (-len(s), s)):
+        if len(secret) >= 3:
+            shown = shown.replace(secret, "***")
+    return shown
 
 
 def import_callable(ref: str, base_dir: Path, where: Where) -> Callable[..., Any]:

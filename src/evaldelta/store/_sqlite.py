@@ -41,9 +41,11 @@ def can_write(path: str | os.PathLike[str]) -> bool:
     return os.access(p, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
 
 
-def _a_folder(where: str) -> StoreError:
+def _not_a_file(where: str, path: Path) -> StoreError:
+    """A store path that exists but is a folder, a named pipe, a device, ..."""
+    what = "a folder" if path.is_dir() else "not a regular file"
     return StoreError(
-        f"{where}: is a folder, not a run store; give the file's path with store=PATH",
+        f"{where}: is {what}, not a run store; give the file's path with store=PATH",
         option="store",
     )
 
@@ -84,8 +86,8 @@ class SQLiteBackend(Backend):
                     "choose another place with store=PATH",
                     option="store",
                 ) from exc
-        elif path.is_dir():
-            raise _a_folder(where)
+        elif not path.is_file():
+            raise _not_a_file(where, path)
         try:
             # One connection per store, used by one thread at a time: ``evaluate()`` from a
             # running event loop (Jupyter) runs the engine in a thread of its own.
@@ -125,8 +127,8 @@ class SQLiteBackend(Backend):
         where, path = self.where, Path(self.where)
         if not path.exists():
             raise StoreError(f"no run store at {where}; {NO_STORE_MEND}", option="store")
-        if path.is_dir():
-            raise _a_folder(where)
+        if not path.is_file():
+            raise _not_a_file(where, path)
         base = f"file:{quote(str(path.resolve()))}?mode=ro"
         last: sqlite3.Error | None = None
         for uri in (base, base + "&immutable=1"):
