@@ -138,31 +138,17 @@ def test_store_option_says_results_may_be_run_references() -> None:
     }
 
 
+#: Every statistics option, each set to a value other than its default.
+EVERY_STATISTICS_OPTION = (
+    *("-t", "0.2", "--pass-threshold", "0.7", "--confidence", "0.9"),
+    *("--resamples", "500", "--seed", "7", "--cluster-by", "doc"),
+    *("--max-slowdown", "0.3", "--max-cost-increase", "0.4", "--margin", "2.5"),
+    *("--metric", "pass_rate", "--min-cases", "5"),
+)
+
+
 def test_statistics_options() -> None:
-    args = _parse(
-        "-t",
-        "0.2",
-        "--pass-threshold",
-        "0.7",
-        "--confidence",
-        "0.9",
-        "--resamples",
-        "500",
-        "--seed",
-        "7",
-        "--cluster-by",
-        "doc",
-        "--max-slowdown",
-        "0.3",
-        "--max-cost-increase",
-        "0.4",
-        "--margin",
-        "2.5",
-        "--metric",
-        "pass_rate",
-        "--min-cases",
-        "5",
-    )
+    args = _parse(*EVERY_STATISTICS_OPTION)
     assert (args.threshold, args.pass_threshold, args.confidence) == (0.2, 0.7, 0.9)
     assert (args.resamples, args.seed, args.cluster_by) == (500, 7, "doc")
     assert (args.max_slowdown, args.max_cost_increase, args.margin) == (0.3, 0.4, 2.5)
@@ -312,30 +298,7 @@ def test_default_settings_are_the_librarys() -> None:
 
 
 def test_settings_from_every_option() -> None:
-    args = _parse(
-        "-t",
-        "0.2",
-        "--pass-threshold",
-        "0.7",
-        "--confidence",
-        "0.9",
-        "--resamples",
-        "500",
-        "--seed",
-        "7",
-        "--cluster-by",
-        "doc",
-        "--max-slowdown",
-        "0.3",
-        "--max-cost-increase",
-        "0.4",
-        "--margin",
-        "2.5",
-        "--metric",
-        "pass_rate",
-        "--min-cases",
-        "5",
-    )
+    args = _parse(*EVERY_STATISTICS_OPTION)
     args.sequential = True
     assert options.settings_from(args) == Settings(
         threshold=0.2,
