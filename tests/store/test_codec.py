@@ -98,21 +98,12 @@ def decode(columns: dict[str, list[tuple[int, str, bytes]]], like: Run) -> Run:
     )
 
 
-ARRAYS = (
-    "input_hash",
-    "test_index",
-    "target_index",
-    "category_index",
-    "score",
-    "passed",
-    "attempt",
-    "latency_ms",
-    "wait_ms",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "is_error",
-    "safety_failure",
+#: Every per-record array of the model, read from the model itself, so that a column
+#: added to it is held to the round trip too (``lines``, optional, is checked apart).
+ARRAYS = tuple(
+    name
+    for name in Run.__slots__
+    if name != "lines" and isinstance(getattr(full_run(), name), np.ndarray)
 )
 
 
